@@ -1,0 +1,50 @@
+"""Differential analysis: from a template alone to an ``Analysis`` (cached per template hash)."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import logging
+
+from ..probes.prober import Prober
+from ..render import Renderer
+from .capabilities import probe_capabilities
+from .content import analyze_content
+from .model import Analysis, Capabilities, ContentFormat, ReasoningFormat, ToolFormat
+from .reasoning import analyze_reasoning
+from .special import apply_special
+from .tools import analyze_tools
+
+log = logging.getLogger("autoparser")
+
+__all__ = ["Analysis", "Capabilities", "ContentFormat", "ReasoningFormat", "ToolFormat", "analyze"]
+
+
+def analyze(renderer: Renderer) -> Analysis:
+    """Analyse a template (cached by the digest of source, bos and eos)."""
+    return _analyze_cached(renderer.digest, renderer)
+
+
+@functools.lru_cache(maxsize=512)
+def _analyze_cached(digest: str, renderer: Renderer) -> Analysis:
+    return _analyze(renderer)
+
+
+def _analyze(renderer: Renderer) -> Analysis:
+    pr = Prober(renderer, {"enable_thinking": True})
+    caps = probe_capabilities(pr)
+    notes: list[str] = []
+    reasoning = analyze_reasoning(pr, renderer.source)
+    content, eot, eot_text = analyze_content(pr, reasoning)
+    if content.start and reasoning.mode != "none":
+        reasoning = analyze_reasoning(pr, renderer.source, content_start=content.start)
+    tools = ToolFormat()
+    if caps.tool_calls:
+        tools, tool_notes = analyze_tools(pr, eot_text)
+        notes += tool_notes
+    caps = dataclasses.replace(caps, reasoning=caps.reasoning or reasoning.mode != "none",
+                               thinking_toggle=bool(reasoning.off_kwargs))
+    analysis = Analysis(template=renderer.name, digest=renderer.digest, capabilities=caps,
+                        generation_prompt=pr.generation_prompt(), reasoning=reasoning, content=content,
+                        tools=tools, end_of_turn=eot, notes=tuple(notes))
+    return apply_special(analysis, renderer)

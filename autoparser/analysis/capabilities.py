@@ -1,0 +1,38 @@
+"""Capability probes: what the template renders, read from needles (a refusal reads False)."""
+
+from __future__ import annotations
+
+from ..probes import needles as N
+from ..probes.prober import Prober
+from .model import Capabilities
+
+
+def probe_capabilities(pr: Prober) -> Capabilities:
+    r = pr.r
+    sys_out = r.try_render([{"role": "system", "content": N.SYSTEM}, {"role": "user", "content": N.USER}],
+                           add_generation_prompt=True, **pr.kwargs)
+    tools_out = pr.prompt(tools=N.TOOLS) or ""
+
+    def calls(content: object, as_string: bool, n: int = 1) -> str:
+        cs = [N.call(N.ID1, N.FN1, {N.ARG1: N.VAL1}, as_string)]
+        if n == 2:
+            cs.append(N.call(N.ID2, N.FN2, {N.ARG1: N.VAL1}, as_string))
+        out = pr.full({"role": "assistant", "content": content, "tool_calls": cs}, tools=N.TOOLS)
+        return out or ""
+
+    obj = calls("", False) or calls(None, False)
+    strg = calls("", True) or calls(None, True)
+    any_call = obj if N.FN1 in obj or N.ID1 in obj else strg
+    two = calls("", False, 2) or calls("", True, 2) or calls(None, False, 2)
+    reasoning_out = pr.full({"role": "assistant", "content": N.ASSISTANT, "reasoning_content": N.REASONING}) or ""
+    return Capabilities(
+        system_role=bool(sys_out and N.SYSTEM in sys_out),
+        tools=N.FN1 in tools_out,
+        tool_calls=N.FN1 in any_call or N.ID1 in any_call,
+        parallel_tool_calls=(N.FN2 in two or N.ID2 in two),
+        tool_call_id=N.ID1 in any_call,
+        object_arguments=N.VAL1 in obj,
+        string_arguments=N.VAL1 in strg,
+        null_content=bool(calls(None, False) or calls(None, True)),
+        reasoning=N.REASONING in reasoning_out,
+    )

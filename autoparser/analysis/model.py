@@ -1,0 +1,180 @@
+"""The analysis result: plain frozen data describing how a model writes its turn.
+
+Every field is derived by rendering the template; nothing here names a model.
+``Analysis.to_dict()`` is JSON and ``Analysis.from_dict`` reads it back, so an
+analysis can be cached, stored as a test expectation, or edited by hand.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal
+
+SCHEMA_VERSION = 1
+
+ReasoningMode = Literal["none", "tagged", "delimiter"]
+ToolStyle = Literal["none", "json", "tagged"]
+ArgsStyle = Literal["json", "tagged", "python"]
+IdPosition = Literal["none", "json", "before_name", "after_name", "after_args"]
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What the template can render (minja-style needles; a probe that throws reads False)."""
+
+    system_role: bool = False
+    tools: bool = False                 # renders the tool list
+    tool_calls: bool = False            # renders assistant tool calls
+    parallel_tool_calls: bool = False   # renders two calls in one turn
+    tool_call_id: bool = False          # renders the call id
+    object_arguments: bool = False      # renders arguments given as a dict
+    string_arguments: bool = False      # renders arguments given as a JSON string
+    null_content: bool = False          # accepts content=None with tool calls
+    reasoning: bool = False             # renders reasoning_content, or opens a reasoning block
+    thinking_toggle: bool = False       # a chat_template_kwargs value changes the reasoning prompt
+
+
+@dataclass(frozen=True)
+class ReasoningFormat:
+    """How reasoning is delimited (Qwen3 ``<think>``/``</think>``, Apriel's delimiter-only end)."""
+
+    mode: ReasoningMode = "none"
+    start: str = ""                  # opening marker as rendered ("<think>\n")
+    end: str = ""                    # closing marker as rendered ("\n</think>\n\n")
+    scope: Literal["always", "tools_only"] = "always"   # Command-R7b renders reasoning only with tool calls
+    prefilled: bool = False          # the generation prompt itself opens the block (QwQ, R1-Distill)
+    off_kwargs: dict[str, Any] = field(default_factory=dict)   # chat_template_kwargs that switch it off
+    on_kwargs: dict[str, Any] = field(default_factory=dict)    # ... and on
+
+
+@dataclass(frozen=True)
+class ContentFormat:
+    """Markers wrapping the visible answer (Command-R7b ``<|START_RESPONSE|>``), if any."""
+
+    start: str = ""
+    end: str = ""
+
+
+@dataclass(frozen=True)
+class JsonLayout:
+    """Where name, arguments and id sit in a JSON call object."""
+
+    name_path: tuple[str, ...] = ("name",)
+    args_path: tuple[str, ...] = ("arguments",)
+    id_path: tuple[str, ...] = ()
+    name_is_key: bool = False        # Apertus: {"get_weather": {...}}
+    args_as_string: bool = False     # arguments rendered as a JSON string
+    id_after_args: bool = False      # Mistral Nemo writes "id" after "arguments"
+
+
+@dataclass(frozen=True)
+class TaggedArgs:
+    """Per-argument markers (Qwen3-Coder ``<parameter=K>\\nV\\n</parameter>``)."""
+
+    prefix: str = ""                 # before the key
+    key_suffix: str = ""             # between key and value
+    value_end: str = ""              # after the value
+    separator: str = ""              # between two arguments
+    strings_json: bool = False       # string values are JSON-quoted (MiniMax renders raw)
+
+
+@dataclass(frozen=True)
+class ToolFormat:
+    """How tool calls are written."""
+
+    style: ToolStyle = "none"
+    section_start: str = ""          # once before all calls ("[TOOL_CALLS]", "<|tool_calls_section_begin|>")
+    section_end: str = ""
+    call_start: str = ""             # before each call ("<tool_call>\n")
+    call_end: str = ""               # after each call
+    separator: str = ""              # between calls (", " in a JSON array)
+    json: JsonLayout | None = None   # style "json": name inside the JSON object
+    name_prefix: str = ""            # style "tagged": text right before the name ("<function=")
+    name_suffix: str = ""            # text right after the name (">\n")
+    args: ArgsStyle = "json"
+    tagged: TaggedArgs | None = None
+    call_close: str = ""             # after the arguments, before call_end ("</function>")
+    id_position: IdPosition = "none"
+    id_prefix: str = ""
+    id_suffix: str = ""
+    name_in_id: str = ""             # regex with a `name` group when the id carries the name (Kimi-K2)
+    python_literals: bool = False    # arguments use Python literals ('x', True, None)
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Everything the runtime needs, derived once per template and cached."""
+
+    template: str = "<template>"
+    digest: str = ""
+    capabilities: Capabilities = field(default_factory=Capabilities)
+    generation_prompt: str = ""
+    reasoning: ReasoningFormat = field(default_factory=ReasoningFormat)
+    content: ContentFormat = field(default_factory=ContentFormat)
+    tools: ToolFormat = field(default_factory=ToolFormat)
+    end_of_turn: tuple[str, ...] = ()
+    handler: str = ""                # name of a dedicated handler in analysis.special, if any
+    notes: tuple[str, ...] = ()      # what the analysis was unsure of
+    version: int = SCHEMA_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict (tuples become lists)."""
+        return _plain(dataclasses.asdict(self))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Analysis:
+        return _build(cls, data)
+
+    def markers(self) -> tuple[str, ...]:
+        """Every non-empty marker the parser recognises, trimmed, in a stable order."""
+        t, r, c = self.tools, self.reasoning, self.content
+        raw = [r.start, r.end, c.start, c.end, t.section_start, t.section_end, t.call_start, t.call_end,
+               t.name_prefix, t.name_suffix, t.call_close, t.id_prefix, t.id_suffix, *self.end_of_turn]
+        if t.tagged:
+            raw += [t.tagged.prefix, t.tagged.key_suffix, t.tagged.value_end]
+        out: list[str] = []
+        for m in raw:
+            for piece in m.split():
+                if piece and piece not in out and _looks_like_marker(piece):
+                    out.append(piece)
+        return tuple(out)
+
+
+def _looks_like_marker(s: str) -> bool:
+    return any(ch in s for ch in "<>[]|｜") and len(s) > 1
+
+
+def _plain(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    return x
+
+
+def _build(cls: Any, data: Any) -> Any:
+    if not dataclasses.is_dataclass(cls) or not isinstance(data, dict):
+        return data
+    kwargs = {}
+    hints = {f.name: f for f in fields(cls)}
+    for name, value in data.items():
+        f = hints.get(name)
+        if f is None:
+            continue
+        kwargs[name] = _convert(f.type, value)
+    return cls(**kwargs)
+
+
+_NESTED = {"Capabilities": Capabilities, "ReasoningFormat": ReasoningFormat, "ContentFormat": ContentFormat,
+           "ToolFormat": ToolFormat, "JsonLayout": JsonLayout, "TaggedArgs": TaggedArgs}
+
+
+def _convert(type_name: Any, value: Any) -> Any:
+    text = str(type_name)
+    for name, klass in _NESTED.items():
+        if text.startswith(name):
+            return None if value is None else _build(klass, value)
+    if text.startswith("tuple") and isinstance(value, list):
+        return tuple(value)
+    return value

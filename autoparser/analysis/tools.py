@@ -1,0 +1,363 @@
+"""Tool-call analysis: section and per-call markers, name, id and argument encoding.
+
+T1 renders one call, T2 two calls; with names and ids replaced by sentinels the
+two calls are identical, so the text between them is ``call_end + separator +
+call_start`` and the common affixes with the one-call turn give each marker.
+The call core is a JSON object when the name sits inside one (Hermes, Llama,
+Mistral), otherwise the name is framed by markers and followed by JSON, Python
+or tagged arguments (Qwen3-Coder, GLM, MiniMax, DeepSeek). Tagged arguments are
+read from renders with one and two arguments.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from ..diff.split import MARKER, common_prefix_len, fix_prefix_end, shared_prefix, shared_suffix
+from ..probes import needles as N
+from ..probes.prober import Prober
+from ..runtime.jsonscan import JsonScanner
+from ..runtime.pyliteral import python_to_json
+from .model import JsonLayout, TaggedArgs, ToolFormat
+
+NM, IM = N.NAME_MARK, N.ID_MARK
+
+
+def _norm(text: str) -> str:
+    for a, b in ((N.FN1, NM), (N.FN2, NM), (N.ID1, IM), (N.ID2, IM)):
+        text = text.replace(a, b)
+    return text
+
+
+@dataclass
+class CallTurns:
+    one: str            # one call, normalised
+    two: str | None     # two calls, normalised
+    empty: str | None   # no call, empty content, normalised
+    two_args: str | None  # one call with two arguments, normalised
+    content_none: bool
+    args_string: bool
+
+
+def render_calls(pr: Prober) -> CallTurns | None:
+    """Render the probe turns, trying content "" / None and dict / string arguments."""
+    for as_string in (False, True):
+        for content in ("", None):
+            def turn(calls: list[dict[str, Any]], content: Any = content) -> str | None:
+                return pr.turn({"role": "assistant", "content": content, "tool_calls": calls}, tools=N.TOOLS)
+            one = turn([N.call(N.ID1, N.FN1, {N.ARG1: N.VAL1}, as_string)])
+            if one is None or N.FN1 not in one and N.ID1 not in one:
+                continue
+            two = turn([N.call(N.ID1, N.FN1, {N.ARG1: N.VAL1}, as_string),
+                        N.call(N.ID2, N.FN2, {N.ARG1: N.VAL1}, as_string)])
+            if two is not None and N.FN2 not in two and N.ID2 not in two:
+                two = None
+            two_args = turn([N.call(N.ID1, N.FN1, {N.ARG1: N.VAL1, N.ARG2: N.VAL2}, as_string)])
+            empty = pr.turn({"role": "assistant", "content": ""}, tools=N.TOOLS)
+            return CallTurns(_norm(one), _norm(two) if two else None, _norm(empty) if empty else None,
+                             _norm(two_args) if two_args else None, content is None, as_string)
+    return None
+
+
+# ------------------------------------------------------------------ JSON helpers
+def scan_json(text: str, start: int) -> tuple[int, Any, bool] | None:
+    """Decode the JSON (or Python-literal) value at ``start``: (end, value, python)."""
+    for python in (False, True):
+        sc = JsonScanner(python=python, track_depth=0)
+        end = sc.feed(text[start:])
+        if end is None:
+            end = sc.finish()
+        if end is None or sc.failed:
+            continue
+        raw = text[start:start + end]
+        try:
+            value = json.loads(python_to_json(raw) if python else raw, strict=False)
+        except ValueError:
+            continue
+        return start + end, value, python
+    return None
+
+
+def _paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[tuple[Any, ...], Any]]:
+    out = [(path, value)]
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out += _paths(v, (*path, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out += _paths(v, (*path, i))
+    return out
+
+
+def _count_names(value: Any) -> int:
+    n = 0
+    for path, v in _paths(value):
+        if v == NM or (path and path[-1] == NM):
+            n += 1
+    return n
+
+
+def find_call_object(text: str, name_at: int) -> tuple[int, int, Any, bool] | None:
+    """The JSON object holding the name at ``name_at``, grown outward while it holds one call."""
+    best = None
+    i = name_at
+    while True:
+        i = text.rfind("{", 0, i)
+        if i < 0:
+            break
+        got = scan_json(text, i)
+        if got is not None and got[0] > name_at and isinstance(got[1], dict):
+            if _count_names(got[1]) != 1:
+                break
+            if any(v == NM for _, v in _paths(got[1])) or any(p and p[-1] == NM for p, _ in _paths(got[1])):
+                best = (i, got[0], got[1], got[2])
+    return best
+
+
+def json_layout(obj: dict[str, Any], args_string: bool) -> JsonLayout | None:
+    name_path = args_path = id_path = None
+    name_is_key = False
+    for path, v in _paths(obj):
+        if v == NM and name_path is None:
+            name_path = path
+        if path and path[-1] == NM:
+            name_is_key, name_path, args_path = True, path, path
+        if v == IM and id_path is None:
+            id_path = path
+        if isinstance(v, dict) and N.ARG1 in v and args_path is None:
+            args_path = path
+        if isinstance(v, str) and N.ARG1 in v and v != NM and args_path is None:
+            args_path, args_string = path, True
+    if name_path is None or args_path is None:
+        return None
+    keys = list(obj.keys())
+    id_after = bool(id_path) and not name_is_key and id_path[0] in keys and args_path[0] in keys \
+        and keys.index(id_path[0]) > keys.index(args_path[0])
+    return JsonLayout(name_path=tuple(name_path), args_path=tuple(args_path), id_path=tuple(id_path or ()),
+                      name_is_key=name_is_key, args_as_string=args_string, id_after_args=id_after)
+
+
+# ------------------------------------------------------------------ unit split
+def split_units(one: str, two: str | None, s1: int, e1: int, s2: tuple[int, int] | None,
+                base: int) -> tuple[str, str, str, str, str]:
+    """(section_start, call_start, separator, call_end, rest_after) from one- and two-call turns.
+
+    ``[s1, e1)`` is the call core in ``one``; ``s2`` the (end of first core, start of
+    second core) in ``two``; ``base`` is where the turn's own text begins in ``one``.
+    """
+    left, right = one[base:s1], one[e1:]
+    if two is None or s2 is None:
+        m = None
+        for m in MARKER.finditer(left):
+            pass
+        call_start = left[m.start():] if m is not None and not left[m.end():].strip() else ""
+        section_start = left[: len(left) - len(call_start)]
+        return section_start, call_start, "", "", right
+    middle = two[s2[0]:s2[1]]
+    cs = shared_suffix(left, middle)
+    ce = shared_prefix(right, middle)
+    if cs + ce > len(middle):
+        cs = max(0, len(middle) - ce)
+    call_start = left[len(left) - cs:] if cs else ""
+    call_end = right[:ce]
+    separator = middle[ce: len(middle) - cs]
+    section_start = left[: len(left) - cs]
+    return section_start, call_start, separator, call_end, right[ce:]
+
+
+def _split_before_name(prefix: str) -> tuple[str, str]:
+    """Split a call prefix into (call_start, name_prefix) at the last complete marker."""
+    m = None
+    for m in MARKER.finditer(prefix):
+        pass
+    if m is None:
+        return "", prefix
+    return prefix[: m.end()], prefix[m.end():]
+
+
+def _strip_tail(text: str, tail: str) -> str:
+    t = tail.strip()
+    s = text.rstrip()
+    if t and s.endswith(t):
+        return s[: len(s) - len(t)]
+    return text
+
+
+# ------------------------------------------------------------------ analysis
+def analyze_tools(pr: Prober, eot_text: str) -> tuple[ToolFormat, list[str]]:
+    notes: list[str] = []
+    turns = render_calls(pr)
+    if turns is None:
+        return ToolFormat(), notes
+    one, two = turns.one, turns.two
+    base = 0
+    if turns.empty is not None:
+        base = fix_prefix_end(one, common_prefix_len(turns.empty, one))
+    if NM not in one:
+        notes.append("the call name is not rendered")
+        return _name_in_id(turns, base, eot_text, notes)
+    name_at = one.index(NM, base)
+    obj = find_call_object(one, name_at)
+    if obj is not None:
+        fmt = _json_style(turns, obj, base, eot_text, notes)
+        if fmt is not None:
+            return fmt, notes
+    return _tagged_style(turns, name_at, base, eot_text, notes), notes
+
+
+def _second_core(two: str | None, finder: Any) -> tuple[int, int] | None:
+    if two is None or two.count(NM) < 2:
+        return None
+    first = two.index(NM)
+    second = two.index(NM, first + 1)
+    return finder(two, first, second)
+
+
+def _json_style(turns: CallTurns, obj: tuple[int, int, Any, bool], base: int, eot_text: str,
+                notes: list[str]) -> ToolFormat | None:
+    s1, e1, value, python = obj
+    layout = json_layout(value, turns.args_string)
+    if layout is None:
+        return None
+
+    def finder(two: str, first: int, second: int) -> tuple[int, int] | None:
+        a = find_call_object(two, first)
+        b = find_call_object(two, second)
+        return (a[1], b[0]) if a and b else None
+
+    s2 = _second_core(turns.two, finder)
+    section_start, call_start, sep, call_end, rest = split_units(turns.one, turns.two, s1, e1, s2, base)
+    section_end = _strip_tail(rest, eot_text)
+    section_end = section_end if section_end.strip() else ""
+    if not section_start.strip():
+        section_start = ""
+    return ToolFormat(style="json", section_start=section_start, section_end=section_end, call_start=call_start,
+                      call_end=call_end, separator=sep, json=layout, python_literals=python,
+                      id_position="json" if layout.id_path else "none",
+                      name_prefix=_json_open(turns.one[s1:e1], layout))
+
+
+def _json_open(core: str, layout: JsonLayout) -> str:
+    """The object text before the name value (``{"name": "``), used to spot marker-less calls."""
+    if layout.name_is_key:
+        return core[: core.find(NM)]
+    sc = JsonScanner(track_depth=1)
+    sc.feed(core)
+    first = min((span[0] for path, span in sc.spans.items() if len(path) == 1), default=0)
+    return core[:first]
+
+
+def _tagged_style(turns: CallTurns, name_at: int, base: int, eot_text: str, notes: list[str]) -> ToolFormat:
+    one, two = turns.one, turns.two
+
+    def finder(two: str, first: int, second: int) -> tuple[int, int]:
+        return first + 1, second
+
+    s2 = _second_core(two, finder)
+    section_start, prefix, sep, body_end, rest = split_units(one, two, name_at, name_at + 1, s2, base)
+    body = body_end  # name suffix .. call end (shared by both calls)
+    if not s2:
+        body = _strip_tail(rest, eot_text)
+        rest = ""
+    call_start, name_prefix = _split_before_name(prefix)
+    id_position, id_prefix, id_suffix = "none", "", ""
+    if IM in call_start:
+        j = call_start.index(IM)
+        call_start, id_suffix = call_start[:j], call_start[j + 1:]
+        id_position = "before_name"
+    section_end = _strip_tail(rest, eot_text)
+    section_end = section_end if section_end.strip() else ""
+    fmt: dict[str, Any] = dict(style="tagged", section_start=section_start if section_start.strip() else "",
+                               section_end=section_end, call_start=call_start, separator=sep,
+                               name_prefix=name_prefix, id_position=id_position, id_suffix=id_suffix)
+    # arguments: JSON / Python object, or tagged pairs
+    a = body.find("{")
+    arg_at = body.find(N.ARG1)
+    got = None
+    while 0 <= a < arg_at:
+        got = scan_json(body, a)
+        if got is not None and isinstance(got[1], dict) and N.ARG1 in got[1]:
+            break
+        got = None
+        a = body.find("{", a + 1)
+    if got is not None:
+        before_args, after_args = body[:a], body[got[0]:]
+        fmt.update(args="python" if got[2] else "json", python_literals=got[2], call_close=after_args)
+        fmt.update(_split_id(before_args, fmt))
+        return ToolFormat(**fmt)
+    if arg_at < 0:
+        notes.append("tool arguments are not rendered")
+        fmt.update(name_suffix=body, args="json")
+        return ToolFormat(**fmt)
+    tagged, name_suffix, close = _tagged_args(body, turns.two_args)
+    fmt.update(args="tagged", tagged=tagged, call_close=close)
+    fmt.update(_split_id(name_suffix, fmt))
+    return ToolFormat(**fmt)
+
+
+def _split_id(before_args: str, fmt: dict[str, Any]) -> dict[str, Any]:
+    """Text between name and arguments: a name suffix, or an id framed by markers."""
+    if IM not in before_args:
+        return {"name_suffix": before_args}
+    j = before_args.index(IM)
+    return {"name_suffix": "", "id_position": "after_name", "id_prefix": before_args[:j],
+            "id_suffix": before_args[j + 1:]}
+
+
+def _tagged_args(body: str, two_args: str | None) -> tuple[TaggedArgs, str, str]:
+    """(tagged argument markers, name suffix, call close) from the call body."""
+    k1 = body.index(N.ARG1)
+    v1 = body.find(N.VAL1, k1)
+    pre1 = body[:k1]
+    key_suffix = body[k1 + len(N.ARG1): v1]
+    after1 = body[v1 + len(N.VAL1):]
+    value_end, rest_x = "", ""
+    if two_args and N.ARG2 in two_args and N.VAL2 in two_args:
+        t = two_args
+        x = t[t.index(N.VAL1) + len(N.VAL1): t.index(N.ARG2)]
+        y = t[t.index(N.VAL2) + len(N.VAL2):]
+        n = shared_prefix(x, y)
+        value_end, rest_x = x[:n], x[n:]
+    else:
+        m = MARKER.search(after1)
+        value_end = after1[: m.end()] if m else ""
+    if not value_end.strip():
+        m = MARKER.search(after1)
+        value_end = after1[: m.end()] if m else after1
+    close = after1[len(value_end):] if after1.startswith(value_end) else after1
+    if rest_x:
+        cs = shared_suffix(pre1, rest_x)
+        prefix = pre1[len(pre1) - cs:] if cs else ""
+        sep = rest_x[: len(rest_x) - cs]
+    else:
+        m = None
+        for m in MARKER.finditer(pre1):
+            pass
+        prefix = pre1[m.start():] if m else ""
+        sep = ""
+    name_suffix = pre1[: len(pre1) - len(prefix)]
+    strings_json = key_suffix.endswith('"') and value_end.startswith('"')
+    if strings_json:
+        key_suffix, value_end = key_suffix[:-1], value_end[1:]
+    tagged = TaggedArgs(prefix=prefix, key_suffix=key_suffix, value_end=value_end,
+                        separator=sep if sep.strip() else "", strings_json=strings_json)
+    return tagged, name_suffix, close
+
+
+def _name_in_id(turns: CallTurns, base: int, eot_text: str, notes: list[str]) -> tuple[ToolFormat, list[str]]:
+    """The id is rendered where the name would be (Kimi-K2 ``functions.NAME:0``)."""
+    one = turns.one
+    if IM not in one:
+        return ToolFormat(), notes
+    # treat the id as the name slot; the runtime reads the name out of the id
+    swapped = CallTurns(one.replace(IM, NM), turns.two.replace(IM, NM) if turns.two else None,
+                        turns.empty, turns.two_args.replace(IM, NM) if turns.two_args else None,
+                        turns.content_none, turns.args_string)
+    name_at = swapped.one.index(NM, base)
+    fmt = _tagged_style(swapped, name_at, base, eot_text, notes)
+    from dataclasses import replace
+
+    notes.append("the call id stands where the name would be; the name is read from the id")
+    return replace(fmt, name_in_id=r"(?:functions\.)?(?P<name>[^:\s]+)(?::\d+)?$"), notes

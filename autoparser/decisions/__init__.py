@@ -1,0 +1,1 @@
+"""Per-request decisions for inference servers, derived from the template analysis and tokenizer facts."""

@@ -1,0 +1,148 @@
+"""PRE.1: may the server decode model output with ``skip_special_tokens=True``?
+
+Inference servers (vLLM, sglang, Dynamo) decode with ``skip_special_tokens=True`` by
+default. When a marker the parser needs (``<|channel|>``, Gemma 4's ``<|tool_call>``,
+``<|tool_calls_section_begin|>`` ...) is a single special token, that default strips
+it and the parser silently sees prose: empty ``reasoning_content``/``tool_calls`` and
+no error. This module decides the flag from the markers the parser needs and the
+tokenizer's special/added tokens (:attr:`autoparser.sources.TemplateSource.special_tokens`).
+
+With a tokenizer, a marker counts when it *is* an added token or *contains* one
+(``"<|tool_call>call:"`` needs ``<|tool_call>``). Every added token counts, special
+or not: it is atomic in the vocabulary, and servers differ in which ones they strip,
+so keeping it is the safe side.
+
+Without a tokenizer a marker is judged by its look (see :func:`special_looking_parts`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = [
+    "SpecialTokenReport",
+    "heuristic_skip_special_tokens",
+    "special_looking_parts",
+    "special_token_parts",
+    "special_token_status",
+]
+
+# The look of a special token, tried left to right at each position (first alternative wins).
+_SPECIAL_LOOK = re.compile(
+    r"<\|[^|<>\n]+?\|>"                   # <|im_end|>, <|start_header_id|>, <|tool calls|>
+    r"|<｜[^｜<>\n]+?｜>"                  # DeepSeek fullwidth bars: <｜tool▁calls▁begin｜>
+    r"|\[/?[A-Z][A-Z0-9_]+\]"             # Mistral style: [TOOL_CALLS], [THINK], [/INST]
+    r"|</?[^\s<>/]*[^\W\d_][^\s<>]*>"     # tags without spaces: <think>, </tool_call>, <|tool_call>, <channel|>
+)
+
+
+@dataclass(frozen=True)
+class SpecialTokenReport:
+    """The PRE.1 decision and what it rests on."""
+
+    skip_special_tokens: bool | None   # None: unknown (no tokenizer); see heuristic_skip_special_tokens
+    preserved_tokens: tuple[str, ...]  # special tokens the parser needs kept in the decoded text
+    reason: str
+    source: Literal["tokenizer", "heuristic"]
+
+
+def _unique_markers(markers: Iterable[str]) -> tuple[str, ...]:
+    """Non-empty markers, first occurrence order, no duplicates."""
+    return tuple(dict.fromkeys(m for m in markers if m))
+
+
+def _unique(parts: Iterable[str]) -> tuple[str, ...]:
+    """Deduplicate keeping the first occurrence."""
+    return tuple(dict.fromkeys(parts))
+
+
+def special_looking_parts(marker: str) -> tuple[str, ...]:
+    """The pieces of ``marker`` that look like special tokens (no tokenizer needed).
+
+    The heuristic, applied to every non-overlapping match, leftmost first:
+
+    * ``<|...|>``: pipe-delimited tokens (ChatML, Llama 3, gpt-oss, Kimi);
+    * ``<｜...｜>``: the same with fullwidth bars (DeepSeek);
+    * ``[UPPER_CASE]`` and ``[/UPPER_CASE]``: bracketed control words (Mistral);
+    * ``<...>`` and ``</...>``: tags without whitespace that contain a letter
+      (``<think>``, ``</tool_call>``, Gemma 4's ``<|tool_call>`` and ``<tool_call|>``).
+
+    Plain XML-ish tags are included on purpose: many models make them added tokens,
+    and assuming "special" only costs keeping markers that would have survived anyway.
+    """
+    return _unique(m.group(0) for m in _SPECIAL_LOOK.finditer(marker))
+
+
+def special_token_parts(marker: str, special_tokens: frozenset[str]) -> tuple[str, ...]:
+    """The special/added tokens inside ``marker``, split leftmost-longest as a tokenizer does.
+
+    A marker that is itself a token yields just that token. Inside a longer marker,
+    whitespace-only added tokens (``"\\n\\n"``, runs of spaces) are ignored: they are
+    layout, not structure.
+    """
+    if marker in special_tokens:
+        return (marker,)
+    candidates = sorted((t for t in special_tokens if t.strip() and t in marker), key=len, reverse=True)
+    found: list[str] = []
+    pos = 0
+    while pos < len(marker) and candidates:
+        match = next((t for t in candidates if marker.startswith(t, pos)), None)
+        if match is None:
+            pos += 1
+            continue
+        found.append(match)
+        pos += len(match)
+    return _unique(found)
+
+
+def heuristic_skip_special_tokens(markers: Iterable[str]) -> bool:
+    """Without a tokenizer: False when any marker looks special (assume it would be stripped)."""
+    return not any(special_looking_parts(m) for m in _unique_markers(markers))
+
+
+def _quote(tokens: Iterable[str]) -> str:
+    """``'a', 'b'`` for messages."""
+    return ", ".join(repr(t) for t in tokens)
+
+
+def _tokenizer_report(markers: tuple[str, ...], special_tokens: frozenset[str]) -> SpecialTokenReport:
+    """The decision from the tokenizer's special/added tokens."""
+    preserved = _unique(t for m in markers for t in special_token_parts(m, special_tokens))
+    if preserved:
+        reason = (f"parser markers use special/added tokens {_quote(preserved)}; "
+                  "skip_special_tokens=True would strip them from the decoded text")
+        return SpecialTokenReport(False, preserved, reason, "tokenizer")
+    reason = ("no parser marker is a special/added token of the tokenizer; the default "
+              "skip_special_tokens=True keeps them" if markers else "the parser needs no markers")
+    return SpecialTokenReport(True, (), reason, "tokenizer")
+
+
+def _heuristic_report(markers: tuple[str, ...]) -> SpecialTokenReport:
+    """No tokenizer: report the special-looking markers, leave the decision open."""
+    preserved = _unique(t for m in markers for t in special_looking_parts(m))
+    if preserved:
+        reason = (f"no tokenizer known; markers {_quote(preserved)} look like special tokens, "
+                  "so skip_special_tokens=True may strip them (heuristic suggests False)")
+    elif markers:
+        reason = "no tokenizer known; no marker looks like a special token (heuristic suggests True)"
+    else:
+        reason = "no tokenizer known; the parser needs no markers"
+    return SpecialTokenReport(None, preserved, reason, "heuristic")
+
+
+def special_token_status(markers: Iterable[str], special_tokens: frozenset[str] | None) -> SpecialTokenReport:
+    """Decide ``skip_special_tokens`` for a parser needing ``markers``.
+
+    * tokenizer known (``special_tokens`` not None): False when any marker is or
+      contains a special/added token (those go in ``preserved_tokens``), else True;
+    * no tokenizer (None): ``skip_special_tokens`` is None and ``preserved_tokens``
+      holds the special-looking parts (:func:`special_looking_parts`); use
+      :func:`heuristic_skip_special_tokens` for a best guess.
+    """
+    unique = _unique_markers(markers)
+    if special_tokens is None:
+        return _heuristic_report(unique)
+    return _tokenizer_report(unique, special_tokens)

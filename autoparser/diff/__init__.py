@@ -1,0 +1,1 @@
+"""Diffing renderings into shared parts and marker-bounded differences."""

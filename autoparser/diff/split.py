@@ -1,0 +1,84 @@
+"""Text diffing that respects marker boundaries.
+
+Common prefixes and suffixes are cut back so that a marker such as
+``<tool_call>`` or ``[TOOL_CALLS]`` is never split between the shared part and
+the differing part (llama.cpp's "tag boundary fixing").
+"""
+
+from __future__ import annotations
+
+import regex
+
+OPENERS, CLOSERS = "<[", ">]"
+# a marker: <...>, [...] (upper-case words), <｜...｜>
+MARKER = regex.compile(r"<[^<>\n]{1,120}>|\[[A-Z_/]{2,40}\]|<\|[^|\n]{1,60}\|>")
+
+
+def common_prefix_len(a: str, b: str) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+def common_suffix_len(a: str, b: str) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[-1 - i] == b[-1 - i]:
+        i += 1
+    return i
+
+
+def fix_prefix_end(text: str, n: int) -> int:
+    """Move ``n`` back so that ``text[:n]`` does not end inside a marker."""
+    head = text[:n]
+    last_open = max(head.rfind("<"), head.rfind("["))
+    last_close = max(head.rfind(">"), head.rfind("]"))
+    if last_open > last_close:
+        return last_open
+    return n
+
+
+def fix_suffix_start(text: str, start: int) -> int:
+    """Move ``start`` forward so that ``text[start:]`` does not begin inside a marker."""
+    tail = text[start:]
+    first_close = min((i for i in (tail.find(">"), tail.find("]")) if i >= 0), default=-1)
+    first_open = min((i for i in (tail.find("<"), tail.find("[")) if i >= 0), default=-1)
+    if first_close >= 0 and (first_open < 0 or first_close < first_open) and _opened_before(text, start):
+        return start + first_close + 1
+    return start
+
+
+def _opened_before(text: str, start: int) -> bool:
+    head = text[:start]
+    last_open = max(head.rfind("<"), head.rfind("["))
+    last_close = max(head.rfind(">"), head.rfind("]"))
+    return last_open > last_close
+
+
+def shared_prefix(a: str, b: str) -> int:
+    """Length of the marker-safe common prefix."""
+    return fix_prefix_end(a, common_prefix_len(a, b))
+
+
+def shared_suffix(a: str, b: str) -> int:
+    """Length of the marker-safe common suffix (counted from the end of ``a``)."""
+    n = common_suffix_len(a, b)
+    start = fix_suffix_start(a, len(a) - n)
+    return len(a) - start
+
+
+def markers_in(text: str) -> list[str]:
+    return [m.group() for m in MARKER.finditer(text)]
+
+
+def last_marker(text: str) -> regex.Match[str] | None:
+    found = None
+    for m in MARKER.finditer(text):
+        found = m
+    return found
+
+
+def first_marker(text: str) -> regex.Match[str] | None:
+    return MARKER.search(text)

@@ -1,0 +1,67 @@
+"""The autoparser exception tree.
+
+    AutoparserError
+     +-- TemplateError (also ValueError)      the template cannot be loaded or rendered
+     |    +-- TemplateSecurityError           the sandbox refused an operation
+     |    +-- TemplateLimitError              time or output-size limit exceeded
+     +-- AnalysisError                        the analysis could not classify the template
+     +-- ParseError (also ValueError)         model output could not be parsed (strict use only)
+
+Model output never raises from ``Request.parse`` or the stream parser: malformed
+text degrades to content with a flag. ``ParseError`` is raised only by the
+strict helpers (``Request.parse_strict``) and carries the position.
+"""
+
+from __future__ import annotations
+
+
+class AutoparserError(Exception):
+    """Root of every error autoparser raises on purpose."""
+
+
+class TemplateError(AutoparserError, ValueError):
+    """A template failed to load or render; names the template, phase and line."""
+
+    def __init__(self, message: str, *, template: str = "<template>", phase: str = "render",
+                 lineno: int | None = None, source_line: str | None = None) -> None:
+        self.message = message
+        self.template = template
+        self.phase = phase
+        self.lineno = lineno
+        self.source_line = source_line
+        where = f"{template}" + (f", line {lineno}" if lineno else "")
+        text = f"{where} ({phase}): {message}"
+        if source_line:
+            text += f"\n    {source_line.strip()}"
+        super().__init__(text)
+
+
+class TemplateSecurityError(TemplateError):
+    """The sandbox refused an attribute, call or operation."""
+
+
+class TemplateLimitError(TemplateError):
+    """A render ran past its time or output-size limit."""
+
+
+class AnalysisError(AutoparserError):
+    """The differential analysis failed for a reason other than rendering."""
+
+    def __init__(self, message: str, *, template: str = "<template>", phase: str = "analysis") -> None:
+        self.template = template
+        self.phase = phase
+        super().__init__(f"{template} ({phase}): {message}")
+
+
+class ParseError(AutoparserError, ValueError):
+    """Model output did not match the expected format (strict parsing only)."""
+
+    def __init__(self, message: str, *, text: str = "", pos: int = 0, template: str = "<template>") -> None:
+        self.text = text
+        self.pos = pos
+        self.template = template
+        line = text.count("\n", 0, pos) + 1
+        column = pos - (text.rfind("\n", 0, pos) + 1) + 1
+        self.line, self.column = line, column
+        window = text[max(0, pos - 20): pos + 20]
+        super().__init__(f"{template} (parse): {message} at line {line}, column {column}: {window!r}")

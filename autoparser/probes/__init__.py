@@ -1,0 +1,1 @@
+"""Probes: render needle conversations and read what the template supports."""

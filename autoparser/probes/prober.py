@@ -1,0 +1,67 @@
+"""Rendering probe conversations, with the assistant turn cut out of the full rendering."""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any
+
+from ..diff.split import common_prefix_len, fix_prefix_end
+from ..render import Renderer
+from . import needles as N
+
+
+class Prober:
+    """Renders needle conversations after a fixed history and caches the results."""
+
+    def __init__(self, renderer: Renderer, kwargs: dict[str, Any] | None = None) -> None:
+        self.r = renderer
+        self.kwargs = dict(kwargs or {})
+        self.history = self._pick_history()
+
+    def _pick_history(self) -> list[dict[str, Any]]:
+        """System + user when the template keeps them stable once an assistant turn follows."""
+        with_system = [{"role": "system", "content": N.SYSTEM}, {"role": "user", "content": N.USER}]
+        out = self.r.try_render(with_system, add_generation_prompt=False, **self.kwargs)
+        if out is not None and N.SYSTEM in out and N.USER in out:
+            turn = {"role": "assistant", "content": N.ASSISTANT}
+            full = self.r.try_render([*with_system, turn], add_generation_prompt=False, **self.kwargs)
+            if full is not None and full.startswith(out):
+                return with_system
+        return [{"role": "user", "content": N.USER}]
+
+    def render(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
+               add_generation_prompt: bool = False, **kw: Any) -> str | None:
+        key = json.dumps([messages, tools, add_generation_prompt, kw], sort_keys=True)
+        return self._render_cached(key)
+
+    @functools.lru_cache(maxsize=512)  # noqa: B019 - one Prober per analysis, dropped after it
+    def _render_cached(self, key: str) -> str | None:
+        messages, tools, agp, kw = json.loads(key)
+        merged = {**self.kwargs, **kw}
+        return self.r.try_render(messages, tools=tools, add_generation_prompt=agp, **merged)
+
+    def prompt(self, tools: list[dict[str, Any]] | None = None, **kw: Any) -> str | None:
+        return self.render(self.history, tools, True, **kw)
+
+    def full(self, msg: dict[str, Any], tools: list[dict[str, Any]] | None = None, **kw: Any) -> str | None:
+        return self.render([*self.history, msg], tools, False, **kw)
+
+    def turn(self, msg: dict[str, Any], tools: list[dict[str, Any]] | None = None, **kw: Any) -> str | None:
+        """The assistant turn as the model would write it after the generation prompt."""
+        full = self.full(msg, tools, **kw)
+        prompt = self.prompt(tools, **kw)
+        if full is None or prompt is None:
+            return None
+        if full.startswith(prompt):
+            return full[len(prompt):]
+        base = self.render(self.history, tools, False, **kw) or ""
+        n = fix_prefix_end(full, common_prefix_len(prompt, full))
+        n = max(n, len(base)) if full.startswith(base) else n
+        return full[n:]
+
+    def generation_prompt(self, tools: list[dict[str, Any]] | None = None, **kw: Any) -> str:
+        with_gp = self.prompt(tools, **kw) or ""
+        without = self.render(self.history, tools, False, **kw) or ""
+        n = common_prefix_len(with_gp, without)
+        return with_gp[n:]

@@ -1,0 +1,550 @@
+"""Call readers: turn the text of one tool call into a call header and argument fragments.
+
+``JsonCallReader`` reads a call whose name sits inside a JSON object (Hermes,
+Llama 3, Mistral, Command-R); ``TaggedCallReader`` reads a name between markers
+followed by JSON, Python-literal or tagged arguments (Qwen3-Coder, GLM,
+MiniMax, DeepSeek). Both consume each character once and report
+``("more" | "done" | "bad", position)``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import regex
+
+from . import markers as mk
+from .jsonscan import JsonScanner
+from .pyliteral import python_to_json
+
+if TYPE_CHECKING:
+    from ..analysis.model import ToolFormat
+    from .engine import Engine
+
+WS = " \t\r\n"
+_NAME = regex.compile(r"[^\s<>\[\]{}\"'|,:=()`]+")
+
+
+class CallReader:
+    origin: int = 0
+
+    def can_start(self, buf: str, pos: int) -> bool:
+        return True
+
+    def step(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        raise NotImplementedError
+
+    def truncate(self) -> None:
+        """The output ended inside this call: close its arguments."""
+
+
+def make_call_reader(engine: Engine, fmt: ToolFormat) -> CallReader:
+    if fmt.style == "json":
+        return JsonCallReader(engine, fmt)
+    return TaggedCallReader(engine, fmt)
+
+
+def _skip_ws(buf: str, i: int) -> int:
+    n = len(buf)
+    while i < n and buf[i] in WS:
+        i += 1
+    return i
+
+
+class _ArgsStream:
+    """Streams one JSON value's raw text as argument fragments, up to the scanner's commit point."""
+
+    def __init__(self, engine: Engine, index: int) -> None:
+        self.engine = engine
+        self.index = index
+        self.sent = 0
+
+    def push(self, scanner: JsonScanner, start: int, end: int | None) -> None:
+        limit = end if end is not None else scanner.commit
+        if limit > start + self.sent:
+            self.engine.call_args(self.index, scanner.text[start + self.sent:limit])
+            self.sent = limit - start
+
+
+class JsonCallReader(CallReader):
+    """A call written as one JSON object: ``{"name": ..., "arguments": {...}}``."""
+
+    def __init__(self, engine: Engine, fmt: ToolFormat) -> None:
+        self.engine = engine
+        self.fmt = fmt
+        self.layout = fmt.json
+        self.scanner = JsonScanner(python=fmt.python_literals,
+                                   track_depth=max(len(self.layout.name_path), len(self.layout.args_path),
+                                                   len(self.layout.id_path), 1))
+        self.origin = engine.pos
+        self.start: int | None = None     # buffer index of the object's first character
+        self.index: int | None = None
+        self.args: _ArgsStream | None = None
+        self.name: str | None = None
+
+    def can_start(self, buf: str, pos: int) -> bool:
+        return buf[pos] == "{"
+
+    def step(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        if self.start is None:
+            i = _skip_ws(buf, pos)
+            if i == len(buf):
+                return ("bad", pos) if final else ("more", pos)
+            if buf[i] != "{":
+                return "bad", pos
+            self.start = i
+            fed = i
+        else:
+            fed = self.start + len(self.scanner.text)
+        end = self.scanner.feed(buf[fed:])
+        if self.scanner.failed:
+            return self._fail(buf)
+        self._progress(end)
+        if end is None:
+            if final:
+                return "more", len(buf)
+            return "more", len(buf)
+        if self.index is None:
+            return self._fail(buf)
+        return "done", self.start + end
+
+    def _fail(self, buf: str) -> tuple[str, int]:
+        if self.index is not None:
+            # the call was announced: close what was sent, keep the rest as content
+            self.truncate()
+            return "done", self.start + self.scanner.pos if self.start is not None else len(buf)
+        return "bad", len(buf) if self.start is None else self.start + self.scanner.pos
+
+    def _name_path(self) -> tuple[Any, ...] | None:
+        if not self.layout.name_is_key:
+            return self.layout.name_path
+        for path in self.scanner.spans:
+            if len(path) == 1 and path[0] is not None:
+                return path
+        return None
+
+    def _progress(self, end: int | None) -> None:
+        sc, layout = self.scanner, self.layout
+        if self.name is None:
+            if layout.name_is_key:
+                path = self._name_path()
+                if path is None:
+                    return
+                self.name = str(path[0])
+                self._args_path = path
+            else:
+                raw = sc.value(layout.name_path)
+                if raw is None:
+                    return
+                try:
+                    self.name = str(json.loads(raw)) if raw.startswith('"') else python_to_json(raw).strip('"')
+                except ValueError:
+                    self.name = raw.strip("\"'")
+                self._args_path = layout.args_path
+        if self.index is None:
+            if layout.id_path and (layout.id_after_args or sc.started(layout.id_path) is not None):
+                if end is None and sc.value(layout.id_path) is None:
+                    return
+            args_started = sc.started(self._args_path) is not None
+            if not args_started and end is None:
+                return
+            call_id = ""
+            if layout.id_path:
+                raw_id = sc.value(layout.id_path)
+                if raw_id is not None:
+                    try:
+                        call_id = str(json.loads(python_to_json(raw_id)))
+                    except ValueError:
+                        call_id = raw_id.strip("\"'")
+            self.index = self.engine.call_header(self.name, call_id)
+            self.args = _ArgsStream(self.engine, self.index)
+        span = sc.spans.get(self._args_path)
+        if span is None:
+            if end is not None:
+                self.engine.call_args(self.index, "{}")
+            return
+        start, stop = span[0], (span[1] if span[1] >= 0 else None)
+        first = sc.text[start]
+        if first in "\"'" or self.fmt.python_literals:
+            # a JSON string holding JSON, or Python literals: convert once complete
+            if stop is not None and self.args.sent == 0:
+                raw = sc.text[start:stop]
+                self.engine.call_args(self.index, _args_text(raw, self.fmt.python_literals))
+                self.args.sent = stop - start
+            return
+        self.args.push(sc, start, stop)
+
+    def truncate(self) -> None:
+        if self.index is None or self.args is None:
+            return
+        sc = self.scanner
+        span = sc.spans.get(getattr(self, "_args_path", ()))
+        if span is None or span[1] >= 0:
+            return
+        if sc.text[span[0]] in "\"'" or self.fmt.python_literals:
+            self.engine.call_args(self.index, "{}")
+        else:
+            self.args.push(sc, span[0], None)
+            self.engine.call_args(self.index, _closing_within(sc, len(self._args_path)))
+        self.engine.msg.tool_calls[self.index].truncated = True
+
+
+def _closing_within(sc: JsonScanner, depth: int) -> str:
+    """Closers for the containers opened inside the member at ``depth``."""
+    inner = sc.closers[depth:]
+    return ('"' if sc.commit_in_string else "") + "".join(reversed(inner))
+
+
+def _args_text(raw: str, python: bool) -> str:
+    """Arguments given as a JSON string, or as Python literals, turned into a JSON object text."""
+    text = python_to_json(raw) if python else raw
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return json.dumps({"_raw": raw}, ensure_ascii=False)
+    if isinstance(value, str):
+        try:
+            inner = json.loads(value)
+            return json.dumps(inner, ensure_ascii=False) if isinstance(inner, (dict, list)) else value
+        except ValueError:
+            return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+class TaggedCallReader(CallReader):
+    """A call whose name sits between markers: ``<function=NAME>`` + arguments + close."""
+
+    def __init__(self, engine: Engine, fmt: ToolFormat) -> None:
+        self.engine = engine
+        self.fmt = fmt
+        self.origin = engine.pos
+        self.phase = "name_prefix"
+        self.name = ""
+        self.call_id = ""
+        self.index: int | None = None
+        self.scanner: JsonScanner | None = None
+        self.args_start = 0
+        self.args: _ArgsStream | None = None
+        self.nargs = 0
+        self.key = ""
+        self.value_parts: list[str] = []
+        self.value_is_string = False
+        self.value_sent_open = False
+        self._value_first = True
+        self._held_nl = ""
+        p = mk.compile_marker
+        self.p_name_prefix = p(fmt.name_prefix)
+        self.p_name_suffix = p(fmt.name_suffix)
+        self.p_id_prefix = p(fmt.id_prefix)
+        self.p_id_suffix = p(fmt.id_suffix)
+        self.p_close = p(fmt.call_close)
+        self.p_call_end = p(fmt.call_end)
+        ta = fmt.tagged
+        if ta is not None:
+            self.p_arg_prefix = p(ta.prefix)
+            self.p_key_suffix = p(ta.key_suffix)
+            self.p_value_end = p(ta.value_end)
+            self.p_arg_sep = p(ta.separator)
+        stop = [t for t in (fmt.name_suffix, fmt.id_prefix if fmt.id_position == "after_name" else "",
+                            ta.prefix if ta else "", fmt.call_close, fmt.call_end) if t.strip()]
+        self.p_name_stop = regex.compile("|".join(mk.pattern(s) for s in stop)) if stop else None
+
+    # -------------------------------------------------------------- phases
+    def step(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        while True:
+            handler = getattr(self, "_" + self.phase)
+            status, new = handler(buf, pos, final)
+            if status != "next":
+                return status, new
+            pos = new
+
+    def _name_prefix(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        st, end = mk.match_here(self.p_name_prefix, buf, pos, final)
+        if st == "more":
+            return "more", pos
+        if st == "no":
+            return "bad", pos
+        if self.fmt.id_position == "before_name":
+            self.phase = "id_before"
+        else:
+            self.phase = "name"
+        return "next", end
+
+    def _id_before(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        return self._read_id(buf, pos, final, then="name")
+
+    def _name(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        i = _skip_ws(buf, pos)
+        if self.p_name_stop is not None:
+            m = self.p_name_stop.search(buf, i, partial=not final)
+            if m is None or m.partial:
+                if not final:
+                    if len(buf) - i > 256:
+                        return "bad", pos
+                    return "more", pos
+                end = len(buf)
+            else:
+                end = m.start()
+        else:
+            m = _NAME.match(buf, i)
+            if m is None or (m.end() == len(buf) and not final):
+                return ("more", pos) if not final else ("bad", pos)
+            end = m.end()
+        name = buf[i:end].strip()
+        if not name or len(name) > 256 or any(c in name for c in "\n<>{}"):
+            return "bad", pos
+        if self.fmt.name_in_id:
+            m2 = regex.match(self.fmt.name_in_id, name)
+            if m2:
+                self.call_id = name
+                name = m2.group("name")
+        self.name = name
+        self.phase = "name_suffix"
+        return "next", end
+
+    def _name_suffix(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        st, end = mk.match_here(self.p_name_suffix, buf, pos, final)
+        if st == "more":
+            return "more", pos
+        if st == "no" and self.fmt.name_suffix.strip():
+            # tolerate a missing suffix only when what follows is clearly the arguments
+            pass
+        pos = end if st == "match" else pos
+        self.phase = "id_after" if self.fmt.id_position == "after_name" else "args_begin"
+        return "next", pos
+
+    def _id_after(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        return self._read_id(buf, pos, final, then="args_begin")
+
+    def _read_id(self, buf: str, pos: int, final: bool, then: str) -> tuple[str, int]:
+        st, end = mk.match_here(self.p_id_prefix, buf, pos, final)
+        if st == "more":
+            return "more", pos
+        if st == "no":
+            self.phase = then
+            return "next", pos
+        if self.p_id_suffix is not None:
+            m = self.p_id_suffix.search(buf, end, partial=not final)
+            if m is None or m.partial:
+                if final:
+                    return "bad", pos
+                return "more", pos
+            self.call_id = buf[end:m.start()].strip()
+            self.phase = then
+            return "next", m.end()
+        m = _NAME.match(buf, end)
+        if m is None or (m.end() == len(buf) and not final):
+            return ("more", pos) if not final else ("bad", pos)
+        self.call_id = m.group()
+        self.phase = then
+        return "next", m.end()
+
+    def _args_begin(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        if self.index is None:
+            self.index = self.engine.call_header(self.name, self.call_id)
+        if self.fmt.args == "tagged":
+            self.phase = "arg"
+            return "next", pos
+        i = _skip_ws(buf, pos)
+        if i == len(buf):
+            return ("more", pos) if not final else ("done", pos)
+        if buf[i] not in "{[":
+            # no arguments object: an empty call, then its close
+            self.engine.call_args(self.index, "{}")
+            self.phase = "close"
+            return "next", pos
+        self.scanner = JsonScanner(python=self.fmt.python_literals or self.fmt.args == "python", track_depth=0)
+        self.args_start = i
+        self.args = _ArgsStream(self.engine, self.index)
+        self.phase = "json_args"
+        return "next", i
+
+    def _json_args(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        sc = self.scanner
+        assert sc is not None and self.args is not None
+        end = sc.feed(buf[self.args_start + len(sc.text):])
+        if sc.failed:
+            self.truncate()
+            return "done", self.args_start + sc.pos
+        python = sc.python
+        if end is None:
+            if not python:
+                self.args.push(sc, 0, None)
+            return "more", len(buf)
+        if python:
+            self.engine.call_args(self.index, _args_text(sc.text[:end], True))
+        else:
+            self.args.push(sc, 0, end)
+        self.scanner = None
+        self.phase = "close"
+        return "next", self.args_start + end
+
+    def _close(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        st, end = mk.match_here(self.p_close, buf, pos, final)
+        if st == "more":
+            return "more", pos
+        return "done", (end if st == "match" else pos)
+
+    # ------------------------------------------------------ tagged arguments
+    def _arg(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        if self.nargs and self.p_arg_sep is not None:
+            st, end = mk.match_here(self.p_arg_sep, buf, pos, final)
+            if st == "more":
+                return "more", pos
+            if st == "match":
+                pos = end
+        st, end = mk.match_here(self.p_arg_prefix, buf, pos, final)
+        if st == "more":
+            return "more", pos
+        if st == "match":
+            self.phase = "arg_key"
+            return "next", end
+        st, end = mk.match_here(self.p_close, buf, pos, final)
+        if st == "more":
+            return "more", pos
+        self._end_args()
+        if st == "match":
+            return "done", end
+        st2, end2 = mk.match_here(self.p_call_end, buf, pos, final)
+        if st2 == "more":
+            return "more", pos
+        return "done", pos
+
+    def _end_args(self) -> None:
+        assert self.index is not None
+        self.engine.call_args(self.index, "}" if self.nargs else "{}")
+
+    def _arg_key(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        m = self.p_key_suffix.search(buf, pos, partial=not final) if self.p_key_suffix else None
+        if m is None or m.partial:
+            if final or len(buf) - pos > 512:
+                return "bad", pos
+            return "more", pos
+        key = buf[pos:m.start()].strip()
+        if not key or len(key) > 256:
+            return "bad", pos
+        self.key = key
+        self.value_is_string = self._is_string_arg(key)
+        self.value_parts = []
+        self._value_first = True
+        self._held_nl = ""
+        prefix = "{" if self.nargs == 0 else ", "
+        self.engine.call_args(self.index, f"{prefix}{json.dumps(key, ensure_ascii=False)}: ")
+        if self.value_is_string:
+            self.engine.call_args(self.index, '"')
+        self.nargs += 1
+        self.phase = "arg_value"
+        return "next", m.end()
+
+    def _is_string_arg(self, key: str) -> bool:
+        if self.fmt.tagged is not None and self.fmt.tagged.strings_json:
+            return False
+        schema = self.engine.spec.tool_schemas.get(self.name) or {}
+        prop = (schema.get("properties") or {}).get(key)
+        if not isinstance(prop, dict):
+            return False
+        types = prop.get("type")
+        if isinstance(types, str):
+            return types == "string"
+        if isinstance(types, list):
+            return types == ["string"]
+        if "enum" in prop and all(isinstance(v, str) for v in prop["enum"]):
+            return True
+        return False
+
+    def _arg_value(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        m = self.p_value_end.search(buf, pos, partial=not final) if self.p_value_end else None
+        if m is None:
+            if final:
+                return "more", len(buf)
+            self._value_chunk(buf[pos:])
+            return "more", len(buf)
+        self._value_chunk(buf[pos:m.start()])
+        if m.partial:
+            return "more", m.start()
+        self._value_done()
+        self.phase = "arg"
+        return "next", m.end()
+
+    def _value_chunk(self, text: str) -> None:
+        if not text:
+            return
+        ta = self.fmt.tagged
+        if self._value_first:
+            if ta is not None and ta.key_suffix.endswith("\n") and text.startswith("\n"):
+                text = text[1:]
+            if not text:
+                return
+            self._value_first = False
+        text = self._held_nl + text
+        self._held_nl = ""
+        if ta is not None and ta.value_end.startswith("\n") and text.endswith("\n"):
+            self._held_nl = "\n"
+            text = text[:-1]
+        if self.value_is_string:
+            if text:
+                self.engine.call_args(self.index, json.dumps(text, ensure_ascii=False)[1:-1])
+        else:
+            self.value_parts.append(text)
+
+    def _value_done(self) -> None:
+        if self.value_is_string:
+            self.engine.call_args(self.index, '"')
+            return
+        raw = "".join(self.value_parts)
+        self.engine.call_args(self.index, _typed_value(raw, self._schema_for(self.key)))
+
+    def _schema_for(self, key: str) -> dict[str, Any]:
+        schema = self.engine.spec.tool_schemas.get(self.name) or {}
+        prop = (schema.get("properties") or {}).get(key)
+        return prop if isinstance(prop, dict) else {}
+
+    def truncate(self) -> None:
+        if self.index is None:
+            if self.phase not in ("name_prefix", "id_before", "name"):
+                self.index = self.engine.call_header(self.name, self.call_id)
+                self.engine.call_args(self.index, "{}")
+                self.engine.msg.tool_calls[self.index].truncated = True
+            return
+        if self.phase == "json_args" and self.scanner is not None and self.args is not None:
+            if self.scanner.python:
+                self.engine.call_args(self.index, "{}")
+            else:
+                self.args.push(self.scanner, 0, None)
+                self.engine.call_args(self.index, self.scanner.closing())
+        elif self.phase in ("arg", "arg_key"):
+            self._end_args()
+        elif self.phase == "arg_value":
+            if self.value_is_string:
+                self.engine.call_args(self.index, '"')
+            else:
+                self.engine.call_args(self.index, _typed_value("".join(self.value_parts), self._schema_for(self.key)))
+            self.engine.call_args(self.index, "}")
+        self.engine.msg.tool_calls[self.index].truncated = True
+
+
+def _typed_value(raw: str, schema: dict[str, Any]) -> str:
+    """A tagged value as JSON, typed by the argument's schema when there is one."""
+    text = raw
+    types = schema.get("type")
+    wanted = [types] if isinstance(types, str) else list(types or [])
+    if wanted == ["string"]:
+        return json.dumps(text, ensure_ascii=False)
+    stripped = text.strip()
+    candidates = [stripped]
+    converted = python_to_json(stripped)
+    if converted != stripped:
+        candidates.append(converted)
+    for cand in candidates:
+        try:
+            value = json.loads(cand)
+        except ValueError:
+            continue
+        if wanted and "string" in wanted and isinstance(value, (dict, list)) and "object" not in wanted \
+                and "array" not in wanted:
+            break
+        if isinstance(value, str) and not wanted:
+            return json.dumps(value, ensure_ascii=False)
+        return json.dumps(value, ensure_ascii=False)
+    return json.dumps(text, ensure_ascii=False)

@@ -1,0 +1,386 @@
+"""The output parser: one linear-time state machine for whole texts and streams.
+
+``Engine.feed(chunk)`` consumes text and returns OpenAI deltas; ``finish()``
+flushes what was held back. ``Request.parse(text)`` is ``feed(text)`` plus
+``finish()``, so a streamed message always equals the parsed one. The engine
+never re-reads text it has consumed: markers are found with one regex search
+from the current position (holding back only a possible marker prefix), JSON
+arguments go through an incremental scanner, tagged arguments are turned into
+JSON as they arrive.
+
+States: ``content`` (looking for reasoning, tool or wrapper markers),
+``reasoning`` (looking for the end marker), ``tools`` (between calls of a
+section) and ``call`` (inside one call, driven by a call reader).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import markers as mk
+from .calls import CallReader, make_call_reader
+from .message import Message, ToolCall
+
+WS = " \t\r\n"
+
+
+@dataclass
+class EngineSpec:
+    """What one request's parser recognises (built by ``Request`` from the analysis)."""
+
+    reasoning_start: str = ""
+    reasoning_end: str = ""
+    extract_reasoning: bool = False
+    start_in_reasoning: bool = False
+    reasoning_prefix: str = ""           # text prepended to content when reasoning is left inline
+    strip_leading_reasoning: bool = False  # reasoning is off: drop a stray opening block (PRE.6)
+    content_start: str = ""
+    content_end: str = ""
+    stop_markers: tuple[str, ...] = ()
+    tools: Any = None                    # analysis.model.ToolFormat, or None when no tools apply
+    tool_schemas: dict[str, dict] = field(default_factory=dict)
+    json_trigger: str = ""               # regex that opens a marker-less JSON call
+    id_prefix: str = "call_"
+
+
+class Engine:
+    """Incremental parser producing deltas and a message."""
+
+    def __init__(self, spec: EngineSpec) -> None:
+        self.spec = spec
+        self.buf = ""
+        self.pos = 0
+        self.msg = Message()
+        self.deltas: list[dict[str, Any]] = []
+        self.state = "reasoning" if (spec.start_in_reasoning and spec.extract_reasoning) else "content"
+        self._pending_ws = ""            # trailing whitespace held back in content/reasoning
+        self._segment_start = True       # skip leading whitespace of a new content/reasoning segment
+        self._call: CallReader | None = None
+        self._in_section = False
+        self._finished = False
+        self._build_patterns()
+        if spec.start_in_reasoning and not spec.extract_reasoning and spec.reasoning_prefix:
+            self._content(spec.reasoning_prefix, raw=True)
+
+    # ------------------------------------------------------------ patterns
+    def _build_patterns(self) -> None:
+        s, t = self.spec, self.spec.tools
+        named: list[tuple[str, str]] = []
+        if s.extract_reasoning and s.reasoning_start:
+            named.append(("rstart", mk.pattern(s.reasoning_start)))
+        if s.strip_leading_reasoning and s.reasoning_start and s.reasoning_end:
+            named.append(("rstray", mk.pattern(s.reasoning_start) + r"[\s\S]*?" + mk.pattern(s.reasoning_end)))
+        if t is not None and t.style != "none":
+            if t.section_start:
+                named.append(("tsection", mk.pattern(t.section_start)))
+            elif t.call_start:
+                named.append(("tcall", mk.pattern(t.call_start)))
+            elif s.json_trigger:
+                named.append(("tjson", s.json_trigger))
+            elif t.style == "tagged" and t.name_prefix:
+                named.append(("tcall", ""))
+        if s.content_start:
+            named.append(("cwrap", mk.pattern(s.content_start)))
+        if s.content_end:
+            named.append(("cwrap2", mk.pattern(s.content_end)))
+        for i, m in enumerate(s.stop_markers):
+            named.append((f"stop{i}", mk.pattern(m)))
+        # a closing reasoning marker with no opening one (prompt opened it, or reasoning is off)
+        if s.extract_reasoning and s.reasoning_end:
+            named.append(("rend", mk.pattern(s.reasoning_end)))
+        self._content_pat = mk.compile_any(named)
+        self._rend_pat = mk.compile_marker(s.reasoning_end) if s.reasoning_end else None
+        if t is not None and t.style != "none":
+            self._section_end = mk.compile_marker(t.section_end)
+            self._call_start = mk.compile_marker(t.call_start)
+            self._separator = mk.compile_marker(t.separator)
+            self._call_end = mk.compile_marker(t.call_end)
+
+    # ------------------------------------------------------------ API
+    def feed(self, chunk: str) -> list[dict[str, Any]]:
+        if self._finished:
+            raise RuntimeError("feed() after finish()")
+        if chunk:
+            self.buf += chunk
+            self._run(final=False)
+        return self._take()
+
+    def finish(self) -> list[dict[str, Any]]:
+        if not self._finished:
+            self._run(final=True)
+            self._close_all()
+            self._finished = True
+        return self._take()
+
+    def finish_partial(self) -> None:
+        """The text so far is a prefix: close an open call's arguments, keep held-back text back."""
+        self._run(final=False)
+        if self._call is not None and not isinstance(self._call, _Closing):
+            self._call.truncate()
+            self.msg.truncated = True
+        self._finished = True
+
+    def prefill_content(self, text: str) -> None:
+        """``continue_final_message``: the prompt already holds this part of the answer."""
+        self._content(text, raw=True)
+
+    def _take(self) -> list[dict[str, Any]]:
+        out, self.deltas = self.deltas, []
+        return out
+
+    # ------------------------------------------------------------ emitters
+    def _content(self, text: str, raw: bool = False) -> None:
+        self._emit_text("content", text, raw)
+
+    def _reasoning(self, text: str) -> None:
+        self._emit_text("reasoning_content", text, False)
+
+    def _emit_text(self, key: str, text: str, raw: bool) -> None:
+        if not text:
+            return
+        if raw:
+            out = self._pending_ws + text
+            self._pending_ws = ""
+            self._segment_start = False
+        else:
+            if self._segment_start:
+                text = text.lstrip(WS)
+                if not text:
+                    return
+                self._segment_start = False
+            body = text.rstrip(WS)
+            tail = text[len(body):]
+            if not body:
+                self._pending_ws += tail
+                return
+            out = self._pending_ws + body
+            self._pending_ws = tail
+        if key == "content":
+            self.msg.content = (self.msg.content or "") + out
+        else:
+            self.msg.reasoning_content = (self.msg.reasoning_content or "") + out
+        self.deltas.append({key: out})
+
+    def _boundary(self) -> None:
+        """A marker was recognised: whitespace around it belongs to the marker."""
+        self._pending_ws = ""
+        self._segment_start = True
+
+    def call_header(self, name: str, call_id: str) -> int:
+        index = len(self.msg.tool_calls)
+        if not call_id:
+            call_id = f"{self.spec.id_prefix}{index}"
+        self.msg.tool_calls.append(ToolCall(name=name, id=call_id))
+        self.deltas.append({"tool_calls": [{"index": index, "id": call_id, "type": "function",
+                                            "function": {"name": name, "arguments": ""}}]})
+        return index
+
+    def call_args(self, index: int, fragment: str) -> None:
+        if not fragment:
+            return
+        self.msg.tool_calls[index].arguments += fragment
+        self.deltas.append({"tool_calls": [{"index": index, "function": {"arguments": fragment}}]})
+
+    def warn(self, text: str, malformed: bool = True) -> None:
+        self.msg.warnings.append(text)
+        if malformed:
+            self.msg.malformed = True
+
+    # ------------------------------------------------------------ main loop
+    def _run(self, final: bool) -> None:
+        while True:
+            before = (self.state, self.pos)
+            if self.state == "content":
+                self._step_content(final)
+            elif self.state == "reasoning":
+                self._step_reasoning(final)
+            elif self.state == "tools":
+                self._step_tools(final)
+            elif self.state == "call":
+                self._step_call(final)
+            if (self.state, self.pos) == before:
+                break
+
+    def _step_content(self, final: bool) -> None:
+        pat = self._content_pat
+        if pat is None:
+            self._content(self.buf[self.pos:])
+            self.pos = len(self.buf)
+            return
+        m = pat.search(self.buf, self.pos, partial=not final)
+        if m is None:
+            self._content(self.buf[self.pos:])
+            self.pos = len(self.buf)
+            return
+        self._content(self.buf[self.pos:m.start()])
+        self.pos = m.start()
+        if m.partial:
+            return
+        kind = m.lastgroup or ""
+        if kind == "rstart":
+            self._boundary()
+            self.pos = m.end()
+            self.state = "reasoning"
+        elif kind == "rend":
+            # a close with no open: what came before, if it was the first thing, was reasoning
+            if not self.msg.content and not self.msg.tool_calls:
+                self.pos = m.end()
+                self._boundary()
+            else:
+                self._content(m.group(), raw=True)
+                self.pos = m.end()
+        elif kind == "rstray":
+            self.pos = m.end()
+            self._boundary()
+        elif kind == "tsection":
+            self._boundary()
+            self.pos = m.end()
+            self._in_section = True
+            self.state = "tools"
+        elif kind == "tcall":
+            self._boundary()
+            self.pos = m.end()
+            self._start_call()
+        elif kind == "tjson":
+            self._boundary()
+            self._start_call()
+        else:  # wrappers and stop markers: recognised and dropped
+            self._boundary()
+            self.pos = m.end()
+
+    def _step_reasoning(self, final: bool) -> None:
+        pat = self._rend_pat
+        if pat is None:
+            self._reasoning(self.buf[self.pos:])
+            self.pos = len(self.buf)
+            return
+        m = pat.search(self.buf, self.pos, partial=not final)
+        if m is None:
+            self._reasoning(self.buf[self.pos:])
+            self.pos = len(self.buf)
+            return
+        self._reasoning(self.buf[self.pos:m.start()])
+        self.pos = m.start()
+        if m.partial:
+            return
+        self.pos = m.end()
+        self._boundary()
+        self.state = "content"
+
+    def _step_tools(self, final: bool) -> None:
+        t = self.spec.tools
+        st, end = mk.match_here(self._section_end, self.buf, self.pos, final) if t.section_end else ("no", 0)
+        if st == "match":
+            self.pos = end
+            self._in_section = False
+            self._boundary()
+            self.state = "content"
+            return
+        if st == "more":
+            return
+        if self.msg.tool_calls and t.separator:
+            st, end = mk.match_here(self._separator, self.buf, self.pos, final)
+            if st == "more":
+                return
+            if st == "match" and end > self.pos:
+                self.pos = end
+        if t.call_start:
+            st, end = mk.match_here(self._call_start, self.buf, self.pos, final)
+            if st == "more":
+                return
+            if st == "match":
+                self.pos = end
+                self._start_call()
+                return
+            if not t.section_end:
+                self._leave_tools()
+                return
+        # no per-call marker: the call itself (JSON object or name) starts here
+        i = self.pos
+        while i < len(self.buf) and self.buf[i] in WS:
+            i += 1
+        if i == len(self.buf):
+            if final:
+                self._leave_tools()
+            return
+        if t.call_start and not t.section_end:
+            self._leave_tools()
+            return
+        reader = make_call_reader(self, t)
+        if not reader.can_start(self.buf, i):
+            self._leave_tools()
+            return
+        self.pos = i
+        self._call = reader
+        self.state = "call"
+
+    def _leave_tools(self) -> None:
+        """Tool section ended without its closing marker: back to content."""
+        self._in_section = False
+        self._boundary()
+        self.state = "content"
+
+    def _start_call(self) -> None:
+        self._call = make_call_reader(self, self.spec.tools)
+        self.state = "call"
+
+    def _step_call(self, final: bool) -> None:
+        reader = self._call
+        assert reader is not None
+        status, pos = reader.step(self.buf, self.pos, final)
+        self.pos = pos
+        if status == "more":
+            return
+        self._call = None
+        if status == "bad":
+            # the text did not fit the format: keep it as content
+            self.warn("tool call did not match the format; kept as content")
+            self.state = "content"
+            self._content(self.buf[reader.origin:self.pos], raw=True)
+            return
+        t = self.spec.tools
+        if t.call_end:
+            st, end = mk.match_here(self._call_end, self.buf, self.pos, final)
+            if st == "more" and not final:
+                self._call = _Closing(self)
+                self.state = "call"
+                return
+            if st == "match":
+                self.pos = end
+        self._after_call()
+
+    def _after_call(self) -> None:
+        self._boundary()
+        self.state = "tools" if (self._in_section or not self.spec.tools.section_start) else "content"
+
+    def _close_all(self) -> None:
+        if self._call is not None and not isinstance(self._call, _Closing):
+            self._call.truncate()
+            self.msg.truncated = True
+            self.warn("output ended inside a tool call", malformed=False)
+            self._call = None
+        rest = self.buf[self.pos:]
+        if rest.strip():
+            self._content(rest, raw=True)
+        self.pos = len(self.buf)
+
+
+class _Closing(CallReader):
+    """Waits for the rest of a call's end marker."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.origin = engine.pos
+
+    def step(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        st, end = mk.match_here(self.engine._call_end, buf, pos, final)
+        if st == "more":
+            return "more", pos
+        return "done", (end if st == "match" else pos)
+
+    def truncate(self) -> None:
+        return None
+
+
+__all__ = ["Engine", "EngineSpec"]

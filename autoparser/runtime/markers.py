@@ -1,0 +1,59 @@
+"""Markers as whitespace-tolerant patterns with partial matching at the end of input.
+
+A marker as the template renders it (``"\\n</parameter>\\n"``) becomes a regex
+whose whitespace is optional (``</parameter>``), so output that drops or adds a
+newline around a marker still parses. The third-party ``regex`` module's
+``partial=True`` says when the end of the text could still become a match;
+that is the only text a stream parser holds back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import regex
+
+PARTIAL_OK = True
+
+
+def tokens(marker: str) -> list[str]:
+    """The whitespace-separated pieces of a marker."""
+    return marker.split()
+
+
+def pattern(marker: str) -> str:
+    """Regex source for a marker: its pieces with optional whitespace between them."""
+    return r"\s*".join(regex.escape(t) for t in tokens(marker))
+
+
+def compile_any(named: Iterable[tuple[str, str]]) -> regex.Pattern[str] | None:
+    """One alternation over ``(group_name, regex_source)`` pairs; None when all are empty."""
+    parts = [f"(?P<{name}>{src})" for name, src in named if src]
+    return regex.compile("|".join(parts)) if parts else None
+
+
+def compile_marker(marker: str) -> regex.Pattern[str] | None:
+    src = pattern(marker)
+    return regex.compile(src) if src else None
+
+
+def match_here(pat: regex.Pattern[str] | None, text: str, pos: int, final: bool) -> tuple[str, int]:
+    """Match ``pat`` at ``pos`` after optional whitespace.
+
+    Returns ("match", end), ("more", pos) when the text ends inside a possible
+    match (only when not final), or ("no", pos).
+    """
+    if pat is None:
+        return "match", pos
+    i = pos
+    n = len(text)
+    while i < n and text[i] in " \t\r\n":
+        i += 1
+    if i == n:
+        return ("no", pos) if final else ("more", pos)
+    m = pat.match(text, i, partial=not final)
+    if m is None:
+        return "no", pos
+    if m.partial:
+        return "more", pos
+    return "match", m.end()

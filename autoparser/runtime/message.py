@@ -1,0 +1,66 @@
+"""Parsed assistant messages and the flags that say how clean the parse was."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+FinishReason = Literal["stop", "tool_calls", "truncated"]
+
+
+@dataclass
+class ToolCall:
+    """One parsed call; ``arguments`` is a JSON string."""
+
+    name: str
+    arguments: str = ""
+    id: str = ""
+    truncated: bool = False          # the output ended inside this call; arguments were closed for it
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+
+
+@dataclass
+class Message:
+    """An OpenAI-style assistant message plus parse diagnostics."""
+
+    content: str | None = None
+    reasoning_content: str | None = None
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    truncated: bool = False          # output ended inside a reasoning block, call or marker
+    malformed: bool = False          # some text did not fit the format and was kept as content
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def finish_reason(self) -> FinishReason:
+        if self.truncated:
+            return "truncated"
+        return "tool_calls" if self.tool_calls else "stop"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The OpenAI message dict: role, content, reasoning_content, tool_calls."""
+        out: dict[str, Any] = {"role": "assistant", "content": self.content,
+                               "reasoning_content": self.reasoning_content}
+        out["tool_calls"] = [c.to_dict() for c in self.tool_calls]
+        return out
+
+
+def merge_deltas(deltas: list[dict[str, Any]]) -> dict[str, Any]:
+    """Fold OpenAI deltas into a message dict, as a client would."""
+    msg: dict[str, Any] = {"role": "assistant", "content": None, "reasoning_content": None, "tool_calls": []}
+    for d in deltas:
+        for key in ("content", "reasoning_content"):
+            if d.get(key):
+                msg[key] = (msg[key] or "") + d[key]
+        for tc in d.get("tool_calls") or []:
+            calls = msg["tool_calls"]
+            while len(calls) <= tc["index"]:
+                calls.append({"id": "", "type": "function", "function": {"name": "", "arguments": ""}})
+            slot = calls[tc["index"]]
+            if tc.get("id"):
+                slot["id"] = tc["id"]
+            fn = tc.get("function") or {}
+            slot["function"]["name"] += fn.get("name") or ""
+            slot["function"]["arguments"] += fn.get("arguments") or ""
+    return msg
