@@ -34,10 +34,8 @@ def _analyze(renderer: Renderer) -> Analysis:
     pr = Prober(renderer, {"enable_thinking": True})
     caps = probe_capabilities(pr)
     notes: list[str] = []
-    reasoning = analyze_reasoning(pr, renderer.source)
-    content, eot, eot_text = analyze_content(pr, reasoning)
-    if content.start and reasoning.mode != "none":
-        reasoning = analyze_reasoning(pr, renderer.source, content_start=content.start)
+    content, eot, eot_text = analyze_content(pr)
+    reasoning = analyze_reasoning(pr, renderer.source, content_start=content.start)
     tools = ToolFormat()
     if caps.tool_calls:
         tools, tool_notes = analyze_tools(pr, eot_text)

@@ -43,27 +43,88 @@ def closing_candidates(start: str) -> list[str]:
     return out
 
 
-def _adjacent_marker_before(text: str) -> str:
-    """The marker (with trailing whitespace) that ends ``text``, or ""."""
-    stripped = text.rstrip()
-    m = last_marker(stripped)
-    if m and m.end() == len(stripped):
-        return text[m.start():]
+def _marker_ending_at(body: str, i: int, floor: int) -> regex.Match[str] | None:
+    found = None
+    for cand in MARKER.finditer(body, max(floor, i - 130), i):
+        if cand.end() == i:
+            found = cand
+    return found
+
+
+def marker_run_before(text: str, floor: int = 0) -> str:
+    """The run of markers (and words glued between them) that ends ``text``, plus trailing whitespace.
+
+    ``<|open|>think<|sep|>`` is one run; a marker already in the run ends it, so a
+    role header's ``<|sep|>`` is not swallowed. Nothing before ``floor`` is taken.
+    """
+    body = text.rstrip()
+    i = len(body)
+    seen: list[str] = []
+    start = i
+    while i > floor:
+        m = _marker_ending_at(body, i, floor)
+        if m is not None:
+            if m.group() in seen:
+                break
+            seen.append(m.group())
+            i = start = m.start()
+            continue
+        w = regex.search(r"\w{1,40}\Z", body[max(floor, i - 40):i])
+        if w is not None and seen:
+            j = i - len(w.group())
+            prev = _marker_ending_at(body, j, floor)
+            if prev is not None and prev.group() not in seen:
+                i = j
+                continue
+        break
+    return text[start:] if seen else ""
+
+
+def _is_header(marker: str, content_full: str | None) -> bool:
+    """A marker directly followed by the answer in a plain turn heads the turn (``<|assistant_start|>``)."""
+    if not content_full or N.ASSISTANT not in content_full:
+        return False
+    before = content_full[: content_full.index(N.ASSISTANT)].rstrip()
+    return before.endswith(marker.strip())
+
+
+def _last_line(text: str) -> str:
+    body = text.rstrip("\n")
+    return text[body.rfind("\n") + 1:]
+
+
+def _find_start(full: str, r: int, prompt: str, base: str, gp: str, content_full: str | None) -> str:
+    """The opening marker of the reasoning block whose needle sits at ``full[r]``."""
+    before = full[:r]
+    if full.startswith(prompt):
+        start = marker_run_before(before, len(prompt))
+        if start.strip():
+            return start
+    floor = len(base) if full.startswith(base) else 0
+    start = marker_run_before(before, floor)
+    if start.strip() and not _is_header(start, content_full):
+        return start
+    line = _last_line(before)
+    if line.strip() and not MARKER.search(line):
+        return line
+    line = _last_line(gp)
+    if line.strip() and not MARKER.search(line) and line.strip() not in full:
+        return line
     return ""
 
 
-def _first_marker_run(text: str) -> str:
-    """Leading whitespace plus the first marker of ``text`` plus whitespace after it."""
-    m = first_marker(text)
+def _find_end(between: str, answer_found: bool, content_start: str) -> str:
+    if content_start and between.rstrip().endswith(content_start.strip()):
+        return between.rstrip()[: -len(content_start.strip())]
+    if answer_found and len(between.strip()) <= 80:
+        return between
+    m = first_marker(between)
     if m is None:
-        return text if text.strip() else ""
-    if text[:m.start()].strip():
-        # delimiter text before the first marker ("\n[BEGIN FINAL RESPONSE]" has none; Apriel text has)
-        return text[:m.end()]
+        return between if between.strip() else ""
     end = m.end()
-    while end < len(text) and text[end] in " \t\r\n":
+    while end < len(between) and between[end] in " \t\r\n":
         end += 1
-    return text[:end]
+    return between[:end]
 
 
 def analyze_reasoning(pr: Prober, source: str, content_start: str = "") -> ReasoningFormat:
@@ -71,46 +132,42 @@ def analyze_reasoning(pr: Prober, source: str, content_start: str = "") -> Reaso
     on_kw, off_kw = _toggle(pr)
     gp_on = pr.generation_prompt(**on_kw)
     gp_off = pr.generation_prompt(**off_kw) if off_kw else gp_on
-    msg = {"role": "assistant", "content": N.ASSISTANT, "reasoning_content": N.REASONING}
-    full = pr.full(msg, **on_kw)
+    toggles = {"off_kwargs": off_kw if gp_off != gp_on else {}, "on_kwargs": on_kw if gp_off != gp_on else {}}
     prompt = pr.prompt(**on_kw) or ""
+    base = pr.render(pr.history, None, False, **on_kw) or ""
+    content_full = pr.full({"role": "assistant", "content": N.ASSISTANT}, **on_kw)
+    scope = "always"
+    full = pr.full({"role": "assistant", "content": N.ASSISTANT, "reasoning_content": N.REASONING}, **on_kw)
+    if not full or N.REASONING not in full:
+        call = N.call(N.ID1, N.FN1, {N.ARG1: N.VAL1})
+        with_call = pr.full({"role": "assistant", "content": "", "reasoning_content": N.REASONING,
+                             "tool_calls": [call]}, tools=N.TOOLS, **on_kw)
+        if with_call and N.REASONING in with_call:
+            full, scope = with_call, "tools_only"
+            prompt = pr.prompt(tools=N.TOOLS, **on_kw) or ""
+            base = pr.render(pr.history, N.TOOLS, False, **on_kw) or ""
     if full and N.REASONING in full:
         r = full.index(N.REASONING)
-        before = full[:r]
-        start = _adjacent_marker_before(before)
-        if not start:
-            # delimiter text: what precedes the needle on its line, if the prompt adds it
-            line = before[before.rfind("\n", 0, len(before.rstrip("\n"))) + 1:]
-            start = line if line.strip() and not MARKER.search(line) and line.strip() in gp_on else ""
+        start = _find_start(full, r, prompt, base, gp_on, content_full)
         after = full[r + len(N.REASONING):]
         a = after.find(N.ASSISTANT)
-        between = after[:a] if a >= 0 else after
-        if content_start and between.rstrip().endswith(content_start.strip()):
-            between = between.rstrip()[: -len(content_start.strip())]
-        end = _first_marker_run(between)
+        end = _find_end(after[:a] if a >= 0 else after, a >= 0, content_start)
         if not end.strip():
             return ReasoningFormat()
         mode = "tagged" if start.strip() else "delimiter"
         prefilled = bool(start.strip()) and gp_on.rstrip().endswith(start.strip())
-        scope = "always"
-        return ReasoningFormat(mode=mode, start=start, end=end, scope=scope, prefilled=prefilled,
-                               off_kwargs=off_kw if gp_off != gp_on else {},
-                               on_kwargs=on_kw if gp_off != gp_on else {})
+        return ReasoningFormat(mode=mode, start=start, end=end, scope=scope, prefilled=prefilled, **toggles)
     # reasoning dropped from history: read the generation prompt
-    for gp, kw in ((gp_on, on_kw), (gp_off, off_kw)):
-        opened = _adjacent_marker_before(gp)
-        if opened and opened.strip() not in prompt[: len(prompt) - len(gp)]:
+    for gp in (gp_on, gp_off):
+        opened = marker_run_before(gp)
+        if opened and not _is_header(opened, content_full):
             for closer in closing_candidates(opened):
                 if closer in source:
                     return ReasoningFormat(mode="tagged", start=opened, end=closer, prefilled=gp is gp_on,
-                                           off_kwargs=off_kw if gp_off != gp_on else {},
-                                           on_kwargs=on_kw if gp_off != gp_on else {})
-        # an empty closed block: thinking off written into the prompt
+                                           **toggles)
         pair = _empty_block(gp)
         if pair:
-            return ReasoningFormat(mode="tagged", start=pair[0], end=pair[1], prefilled=False,
-                                   off_kwargs=off_kw if gp_off != gp_on else {},
-                                   on_kwargs=on_kw if gp_off != gp_on else {})
+            return ReasoningFormat(mode="tagged", start=pair[0], end=pair[1], prefilled=False, **toggles)
     return ReasoningFormat()
 
 
