@@ -38,7 +38,7 @@ def _analyze(renderer: Renderer) -> Analysis:
     reasoning = analyze_reasoning(pr, renderer.source, content_start=content.start)
     tools = ToolFormat()
     if caps.tool_calls:
-        tools, tool_notes = analyze_tools(pr, eot_text)
+        tools, tool_notes = analyze_tools(pr, eot_text, reasoning.end)
         notes += tool_notes
     caps = dataclasses.replace(caps, reasoning=caps.reasoning or reasoning.mode != "none",
                                thinking_toggle=bool(reasoning.off_kwargs))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import regex
+
 from ..diff.split import MARKER, first_marker
 from ..probes import needles as N
 from ..probes.prober import Prober
@@ -36,7 +38,11 @@ def analyze_content(pr: Prober) -> tuple[ContentFormat, tuple[str, ...], str]:
         start = run
         first = first_marker(after)
         if first is not None and not after[:first.start()].strip() and is_closing(first.group()):
-            end = after[:first.end()]
-            after = after[first.end():]
+            stop = first.end()
+            glued = regex.match(r"\w{1,40}", after[stop:])
+            if glued is not None:   # "<|close|>response": a word glued to the closing marker
+                stop += glued.end()
+            end = after[:stop]
+            after = after[stop:]
     eot = tuple(dict.fromkeys(mm.group() for mm in MARKER.finditer(after)))
     return ContentFormat(start=start, end=end), eot, after

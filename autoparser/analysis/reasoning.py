@@ -18,6 +18,8 @@ from ..probes.prober import Prober
 from .model import ReasoningFormat
 
 THINKING_KWARGS = ("enable_thinking", "thinking")
+# a marker that names the speaker is a role header (Apertus "<|assistant_start|>"), not a reasoning opener
+_ROLE = regex.compile(r"assistant|model|bot|gpt|ai\b", regex.IGNORECASE)
 
 
 def closing_candidates(start: str) -> list[str]:
@@ -61,6 +63,9 @@ def marker_run_before(text: str, floor: int = 0) -> str:
     i = len(body)
     seen: list[str] = []
     start = i
+    w = regex.search(r"\w{1,40}\Z", body[max(floor, i - 40):i])
+    if w is not None and _marker_ending_at(body, i - len(w.group()), floor) is not None:
+        i -= len(w.group())   # "<|channel>thought": a word glued after the last marker
     while i > floor:
         m = _marker_ending_at(body, i, floor)
         if m is not None:
@@ -88,6 +93,18 @@ def _is_header(marker: str, content_full: str | None) -> bool:
     return before.endswith(marker.strip())
 
 
+def drop_header(run: str, content_full: str | None) -> str:
+    """Remove from the front of a marker run the part that heads every answer turn."""
+    if not content_full or N.ASSISTANT not in content_full:
+        return run
+    head = content_full[: content_full.index(N.ASSISTANT)].rstrip()
+    for m in MARKER.finditer(run):
+        prefix = run[: m.end()]
+        if head.endswith(prefix.strip()) and run[m.end():].strip():
+            return run[m.end():].lstrip(" ")
+    return run
+
+
 def _last_line(text: str) -> str:
     body = text.rstrip("\n")
     return text[body.rfind("\n") + 1:]
@@ -101,7 +118,7 @@ def _find_start(full: str, r: int, prompt: str, base: str, gp: str, content_full
         if start.strip():
             return start
     floor = len(base) if full.startswith(base) else 0
-    start = marker_run_before(before, floor)
+    start = drop_header(marker_run_before(before, floor), content_full)
     if start.strip() and not _is_header(start, content_full):
         return start
     line = _last_line(before)
@@ -159,10 +176,13 @@ def analyze_reasoning(pr: Prober, source: str, content_start: str = "") -> Reaso
         return ReasoningFormat(mode=mode, start=start, end=end, scope=scope, prefilled=prefilled, **toggles)
     # reasoning dropped from history: read the generation prompt
     for gp in (gp_on, gp_off):
-        opened = marker_run_before(gp)
-        if opened and not _is_header(opened, content_full):
+        opened = drop_header(marker_run_before(gp), content_full)
+        answer_end = content_full[content_full.index(N.ASSISTANT):] if content_full and \
+            N.ASSISTANT in content_full else ""
+        if opened and not _ROLE.search(opened):
             for closer in closing_candidates(opened):
-                if closer in source:
+                # a closer that ends every answer turn is the turn's own end, not reasoning's
+                if closer in source and closer not in answer_end:
                     return ReasoningFormat(mode="tagged", start=opened, end=closer, prefilled=gp is gp_on,
                                            **toggles)
         pair = _empty_block(gp)

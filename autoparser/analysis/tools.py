@@ -39,6 +39,7 @@ class CallTurns:
     two_args: str | None  # one call with two arguments, normalised
     content_none: bool
     args_string: bool
+    typed_args: str | None = None   # second argument an integer: markers that depend on the type
 
 
 def render_calls(pr: Prober) -> CallTurns | None:
@@ -55,9 +56,11 @@ def render_calls(pr: Prober) -> CallTurns | None:
             if two is not None and N.FN2 not in two and N.ID2 not in two:
                 two = None
             two_args = turn([N.call(N.ID1, N.FN1, {N.ARG1: N.VAL1, N.ARG2: N.VAL2}, as_string)])
+            typed = turn([N.call(N.ID1, N.FN1, {N.ARG1: N.VAL1, N.ARG2: 12345}, as_string)])
             empty = pr.turn({"role": "assistant", "content": ""}, tools=N.TOOLS)
             return CallTurns(_norm(one), _norm(two) if two else None, _norm(empty) if empty else None,
-                             _norm(two_args) if two_args else None, content is None, as_string)
+                             _norm(two_args) if two_args else None, content is None, as_string,
+                             _norm(typed) if typed else None)
     return None
 
 
@@ -186,7 +189,34 @@ def _strip_tail(text: str, tail: str) -> str:
 
 
 # ------------------------------------------------------------------ analysis
-def analyze_tools(pr: Prober, eot_text: str) -> tuple[ToolFormat, list[str]]:
+def _after_reasoning(text: str, reasoning_end: str) -> str:
+    """Drop an (empty) reasoning block the template writes before the calls."""
+    end = reasoning_end.strip()
+    if end and end in text:
+        return text[text.rindex(end) + len(end):]
+    return text
+
+
+def _tidy(fmt: ToolFormat, reasoning_end: str) -> ToolFormat:
+    from dataclasses import replace
+
+    section_start = _after_reasoning(fmt.section_start, reasoning_end)
+    changes: dict[str, Any] = {"section_start": section_start if section_start.strip() else ""}
+    for field in ("call_start", "call_end", "separator", "section_end"):
+        value = getattr(fmt, field)
+        if not value.strip() and field != "separator":
+            changes[field] = ""
+    if fmt.separator and not fmt.separator.strip():
+        changes["separator"] = ""
+    return replace(fmt, **changes)
+
+
+def analyze_tools(pr: Prober, eot_text: str, reasoning_end: str = "") -> tuple[ToolFormat, list[str]]:
+    fmt, notes = _analyze_tools(pr, eot_text)
+    return _tidy(fmt, reasoning_end), notes
+
+
+def _analyze_tools(pr: Prober, eot_text: str) -> tuple[ToolFormat, list[str]]:
     notes: list[str] = []
     turns = render_calls(pr)
     if turns is None:
@@ -291,7 +321,7 @@ def _tagged_style(turns: CallTurns, name_at: int, base: int, eot_text: str, note
         notes.append("tool arguments are not rendered")
         fmt.update(name_suffix=body, args="json")
         return ToolFormat(**fmt)
-    tagged, name_suffix, close = _tagged_args(body, turns.two_args)
+    tagged, name_suffix, close = _tagged_args(body, turns.two_args, turns.typed_args)
     fmt.update(args="tagged", tagged=tagged, call_close=close)
     fmt.update(_split_id(name_suffix, fmt))
     return ToolFormat(**fmt)
@@ -306,7 +336,22 @@ def _split_id(before_args: str, fmt: dict[str, Any]) -> dict[str, Any]:
             "id_suffix": before_args[j + 1:]}
 
 
-def _tagged_args(body: str, two_args: str | None) -> tuple[TaggedArgs, str, str]:
+def _typed_key_suffix(key_suffix: str, typed: str | None) -> str:
+    """Where the text between key and value depends on the value's type (DSML ``string="true"``)."""
+    if not typed or N.ARG2 not in typed or "12345" not in typed:
+        return key_suffix
+    k = typed.index(N.ARG2) + len(N.ARG2)
+    other = typed[k: typed.index("12345", k)]
+    if other == key_suffix or not other:
+        return key_suffix
+    a = common_prefix_len(key_suffix, other)
+    b = 0
+    while b < min(len(key_suffix), len(other)) - a and key_suffix[-1 - b] == other[-1 - b]:
+        b += 1
+    return key_suffix[:a] + "\x03" + key_suffix[len(key_suffix) - b:]
+
+
+def _tagged_args(body: str, two_args: str | None, typed: str | None = None) -> tuple[TaggedArgs, str, str]:
     """(tagged argument markers, name suffix, call close) from the call body."""
     k1 = body.index(N.ARG1)
     v1 = body.find(N.VAL1, k1)
@@ -341,6 +386,7 @@ def _tagged_args(body: str, two_args: str | None) -> tuple[TaggedArgs, str, str]
     strings_json = key_suffix.endswith('"') and value_end.startswith('"')
     if strings_json:
         key_suffix, value_end = key_suffix[:-1], value_end[1:]
+    key_suffix = _typed_key_suffix(key_suffix, typed)
     tagged = TaggedArgs(prefix=prefix, key_suffix=key_suffix, value_end=value_end,
                         separator=sep if sep.strip() else "", strings_json=strings_json)
     return tagged, name_suffix, close

@@ -78,8 +78,8 @@ class Engine:
                 named.append(("tcall", mk.pattern(t.call_start)))
             elif s.json_trigger:
                 named.append(("tjson", s.json_trigger))
-            elif t.style == "tagged" and t.name_prefix:
-                named.append(("tcall", ""))
+            elif t.style == "tagged" and t.name_prefix.strip():
+                named.append(("tname", mk.pattern(t.name_prefix)))
         if s.content_start:
             named.append(("cwrap", mk.pattern(s.content_start)))
         if s.content_end:
@@ -241,6 +241,9 @@ class Engine:
         elif kind == "tcall":
             self._boundary()
             self.pos = m.end()
+            self._start_call()
+        elif kind == "tname":
+            self._boundary()
             self._start_call()
         elif kind == "tjson":
             self._boundary()

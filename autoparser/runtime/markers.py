@@ -21,9 +21,26 @@ def tokens(marker: str) -> list[str]:
     return marker.split()
 
 
+WILDCARD = "\x03"   # in an analysed marker: text that varies between renders (attributes, indices)
+
+
+def _token_pattern(token: str) -> str:
+    parts = []
+    for piece in regex.split(r"(\d+|\x03)", token):
+        if not piece:
+            continue
+        if piece == WILDCARD:
+            parts.append(r"[^<>\n]*?")
+        elif piece.isdigit():
+            parts.append(r"\d+")    # call indices differ per call (Kimi "functions.NAME:0")
+        else:
+            parts.append(regex.escape(piece))
+    return "".join(parts)
+
+
 def pattern(marker: str) -> str:
     """Regex source for a marker: its pieces with optional whitespace between them."""
-    return r"\s*".join(regex.escape(t) for t in tokens(marker))
+    return r"\s*".join(_token_pattern(t) for t in tokens(marker))
 
 
 def compile_any(named: Iterable[tuple[str, str]]) -> regex.Pattern[str] | None:
