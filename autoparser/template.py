@@ -169,7 +169,7 @@ class Request:
             reasoning_start=a.reasoning.start, reasoning_end=a.reasoning.end, extract_reasoning=extract,
             start_in_reasoning=open_, reasoning_prefix=prefix, strip_leading_reasoning=off and extract,
             content_start=a.content.start, content_end=a.content.end, stop_markers=stop, tools=tools,
-            tool_schemas=schemas, json_trigger=self._json_trigger(tools, schemas),
+            tool_schemas=schemas, json_trigger=self._json_trigger(tools, schemas), tool_names=tuple(schemas),
             id_prefix=f"call_{secrets.token_hex(4)}_")
 
     def _json_trigger(self, tools: Any, schemas: dict[str, dict]) -> str:
@@ -228,6 +228,24 @@ class Request:
     @property
     def stop(self) -> tuple[str, ...]:
         return self.spec.stop_markers
+
+    # --- decisions (autoparser.decisions) ---
+    @cached_property
+    def decisions(self) -> DecisionRow:  # noqa: F821 - autoparser.decisions.row, imported on use
+        """PRE.1-PRE.6 for this request (``autoparser.decisions.row.decide``)."""
+        from .decisions.row import decide
+
+        return decide(self.template, self)
+
+    @property
+    def skip_special_tokens(self) -> bool:
+        """PRE.1: decode with this ``skip_special_tokens`` (the tokenizer's answer, else the heuristic's)."""
+        return self.decisions.skip_special_tokens_applied
+
+    def stop_for(self, ignore_eos: bool = False) -> tuple[str, ...]:
+        """PRE.5: stop strings for the server; none when ``ignore_eos`` asks to run past end of turn."""
+        return () if ignore_eos else self.decisions.stop
+    # --- end decisions ---
 
 
 class StreamParser:

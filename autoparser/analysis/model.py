@@ -15,7 +15,7 @@ SCHEMA_VERSION = 1
 
 ReasoningMode = Literal["none", "tagged", "delimiter"]
 ToolStyle = Literal["none", "json", "tagged"]
-ArgsStyle = Literal["json", "tagged", "python"]
+ArgsStyle = Literal["json", "tagged", "python", "literal"]
 IdPosition = Literal["none", "json", "before_name", "after_name", "after_args"]
 
 
@@ -80,6 +80,16 @@ class TaggedArgs:
 
 
 @dataclass(frozen=True)
+class LiteralArgs:
+    """A non-JSON argument literal (Gemma 4 ``{k:<|"|>v<|"|>}``, Python ``f(k='v')``)."""
+
+    open: str = "{"                  # "(" for Python-call arguments
+    close: str = "}"
+    kv_sep: str = ":"                # "=" for Python-call arguments
+    quotes: tuple[str, ...] = ('"', "'")   # string delimiters
+
+
+@dataclass(frozen=True)
 class ToolFormat:
     """How tool calls are written."""
 
@@ -94,6 +104,7 @@ class ToolFormat:
     name_suffix: str = ""            # text right after the name (">\n")
     args: ArgsStyle = "json"
     tagged: TaggedArgs | None = None
+    literal: LiteralArgs | None = None
     call_close: str = ""             # after the arguments, before call_end ("</function>")
     id_position: IdPosition = "none"
     id_prefix: str = ""
@@ -167,7 +178,8 @@ def _build(cls: Any, data: Any) -> Any:
 
 
 _NESTED = {"Capabilities": Capabilities, "ReasoningFormat": ReasoningFormat, "ContentFormat": ContentFormat,
-           "ToolFormat": ToolFormat, "JsonLayout": JsonLayout, "TaggedArgs": TaggedArgs}
+           "ToolFormat": ToolFormat, "JsonLayout": JsonLayout, "TaggedArgs": TaggedArgs,
+           "LiteralArgs": LiteralArgs}
 
 
 def _convert(type_name: Any, value: Any) -> Any:

@@ -20,7 +20,8 @@ from ..probes import needles as N
 from ..probes.prober import Prober
 from ..runtime.jsonscan import JsonScanner
 from ..runtime.pyliteral import python_to_json
-from .model import JsonLayout, TaggedArgs, ToolFormat
+from ..runtime.literal import LiteralEnd, literal_value
+from .model import JsonLayout, LiteralArgs, TaggedArgs, ToolFormat
 
 NM, IM = N.NAME_MARK, N.ID_MARK
 
@@ -316,6 +317,16 @@ def _tagged_style(turns: CallTurns, name_at: int, base: int, eot_text: str, note
         before_args, after_args = body[:a], body[got[0]:]
         fmt.update(args="python" if got[2] else "json", python_literals=got[2], call_close=after_args)
         fmt.update(_split_id(before_args, fmt))
+        if IM in after_args:   # the id follows the arguments: what follows the id closes the call
+            j = after_args.index(IM)
+            fmt.update(id_position="after_args", id_prefix=after_args[:j], id_suffix=after_args[j + 1:],
+                       call_close="")
+        return ToolFormat(**fmt)
+    literal = _literal_args(body)
+    if literal is not None:
+        syntax, a0, a1 = literal
+        fmt.update(args="literal", literal=syntax, call_close=body[a1:])
+        fmt.update(_split_id(body[:a0], fmt))
         return ToolFormat(**fmt)
     if arg_at < 0:
         notes.append("tool arguments are not rendered")
@@ -325,6 +336,38 @@ def _tagged_style(turns: CallTurns, name_at: int, base: int, eot_text: str, note
     fmt.update(args="tagged", tagged=tagged, call_close=close)
     fmt.update(_split_id(name_suffix, fmt))
     return ToolFormat(**fmt)
+
+
+def _literal_args(body: str) -> tuple[LiteralArgs, int, int] | None:
+    """Arguments written as ``{k:Q v Q}`` or ``(k=Q v Q)`` with some string quote Q."""
+    import regex
+
+    k = body.find(N.ARG1)
+    v = body.find(N.VAL1, k)
+    if k < 0 or v < 0:
+        return None
+    opener_at = max(body.rfind("{", 0, k), body.rfind("(", 0, k))
+    if opener_at < 0 or body[opener_at + 1:k].strip() not in ("", '"', "'"):
+        return None
+    m = regex.match(r"\s*([:=])\s*(.*)\Z", body[k + len(N.ARG1):v], regex.DOTALL)
+    if m is None:
+        return None
+    sep, quote = m.group(1), m.group(2)
+    if not quote or not body.startswith(quote, v + len(N.VAL1)):
+        return None
+    opener = body[opener_at]
+    closer = "}" if opener == "{" else ")"
+    quotes = tuple(dict.fromkeys([quote, '"', "'"]))
+    end = LiteralEnd(quotes).feed(body[opener_at:])
+    if end is None:
+        return None
+    try:
+        value = literal_value(body[opener_at:opener_at + end], quotes, sep)
+    except (ValueError, IndexError):
+        return None
+    if value != {N.ARG1: N.VAL1}:
+        return None
+    return LiteralArgs(open=opener, close=closer, kv_sep=sep, quotes=quotes), opener_at, opener_at + end
 
 
 def _split_id(before_args: str, fmt: dict[str, Any]) -> dict[str, Any]:

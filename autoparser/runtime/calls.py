@@ -16,6 +16,7 @@ import regex
 
 from . import markers as mk
 from .jsonscan import JsonScanner
+from .literal import LiteralEnd, literal_to_json
 from .pyliteral import python_to_json
 
 if TYPE_CHECKING:
@@ -248,7 +249,12 @@ class TaggedCallReader(CallReader):
             self.p_arg_sep = p(ta.separator)
         stop = [t for t in (fmt.name_suffix, fmt.id_prefix if fmt.id_position == "after_name" else "",
                             ta.prefix if ta else "", fmt.call_close, fmt.call_end) if t.strip()]
-        self.p_name_stop = regex.compile("|".join(mk.pattern(s) for s in stop)) if stop else None
+        stop_src = [mk.pattern(s) for s in stop]
+        if not fmt.name_suffix.strip():
+            # the arguments themselves end the name: "call:NAME{...", "NAME(...", "NAME\n{...}"
+            opener = fmt.literal.open if fmt.args == "literal" and fmt.literal else "{"
+            stop_src.append(regex.escape(opener))
+        self.p_name_stop = regex.compile("|".join(stop_src)) if stop_src else None
 
     # -------------------------------------------------------------- phases
     def step(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
@@ -347,6 +353,17 @@ class TaggedCallReader(CallReader):
             self.phase = "arg"
             return "next", pos
         i = _skip_ws(buf, pos)
+        if self.fmt.args == "literal" and self.fmt.literal is not None:
+            if i == len(buf):
+                return ("more", pos) if not final else ("done", pos)
+            if not buf.startswith(self.fmt.literal.open, i):
+                self.engine.call_args(self.index, "{}")
+                self.phase = "close"
+                return "next", pos
+            self.literal_end = LiteralEnd(self.fmt.literal.quotes)
+            self.args_start = i
+            self.phase = "literal_args"
+            return "next", i
         if i == len(buf):
             return ("more", pos) if not final else ("done", pos)
         if buf[i] not in "{[":
@@ -380,7 +397,34 @@ class TaggedCallReader(CallReader):
         self.phase = "close"
         return "next", self.args_start + end
 
+    def _literal_args(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        lit = self.fmt.literal
+        assert lit is not None
+        end = self.literal_end.feed(buf[self.args_start:])
+        if end is None:
+            return "more", len(buf)
+        raw = buf[self.args_start:self.args_start + end]
+        try:
+            text = literal_to_json(raw, lit.quotes, lit.kv_sep)
+        except (ValueError, IndexError):
+            text = json.dumps({"_raw": raw}, ensure_ascii=False)
+            self.engine.warn("tool arguments did not parse; kept raw")
+        self.engine.call_args(self.index, text)
+        self.phase = "close"
+        return "next", self.args_start + end
+
     def _close(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        if self.fmt.id_position == "after_args" and not self.call_id:
+            st, end = mk.match_here(self.p_id_prefix, buf, pos, final)
+            if st == "more":
+                return "more", pos
+            if st == "match" and self.p_id_suffix is not None:
+                m = self.p_id_suffix.search(buf, end, partial=not final)
+                if m is None or m.partial:
+                    return ("more", pos) if not final else ("done", pos)
+                self.call_id = buf[end:m.start()].strip() or "-"
+                self.engine.msg.tool_calls[self.index].id = self.call_id
+                pos = m.end()
         st, end = mk.match_here(self.p_close, buf, pos, final)
         if st == "more":
             return "more", pos
@@ -507,7 +551,14 @@ class TaggedCallReader(CallReader):
                 self.engine.call_args(self.index, "{}")
                 self.engine.msg.tool_calls[self.index].truncated = True
             return
-        if self.phase == "json_args" and self.scanner is not None and self.args is not None:
+        if self.phase == "literal_args":
+            lit = self.fmt.literal
+            try:
+                self.engine.call_args(self.index, literal_to_json(self.engine.buf[self.args_start:] + "",
+                                                                   lit.quotes, lit.kv_sep))
+            except (ValueError, IndexError):
+                self.engine.call_args(self.index, "{}")
+        elif self.phase == "json_args" and self.scanner is not None and self.args is not None:
             if self.scanner.python:
                 self.engine.call_args(self.index, "{}")
             else:

@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import regex
+
 from . import markers as mk
 from .calls import CallReader, make_call_reader
 from .message import Message, ToolCall
@@ -41,6 +43,7 @@ class EngineSpec:
     tools: Any = None                    # analysis.model.ToolFormat, or None when no tools apply
     tool_schemas: dict[str, dict] = field(default_factory=dict)
     json_trigger: str = ""               # regex that opens a marker-less JSON call
+    tool_names: tuple[str, ...] = ()
     id_prefix: str = "call_"
 
 
@@ -73,7 +76,7 @@ class Engine:
             named.append(("rstray", mk.pattern(s.reasoning_start) + r"[\s\S]*?" + mk.pattern(s.reasoning_end)))
         if t is not None and t.style != "none":
             if t.section_start:
-                named.append(("tsection", mk.pattern(t.section_start)))
+                named.append(("tsection", mk.pattern(t.section_start) + self._lookahead(t)))
             elif t.call_start:
                 named.append(("tcall", mk.pattern(t.call_start)))
             elif s.json_trigger:
@@ -96,6 +99,19 @@ class Engine:
             self._call_start = mk.compile_marker(t.call_start)
             self._separator = mk.compile_marker(t.separator)
             self._call_end = mk.compile_marker(t.call_end)
+
+    def _lookahead(self, t: Any) -> str:
+        """A bare ``[`` opens a call section only when a call follows (``[get_weather(``)."""
+        opener = t.section_start.strip()
+        if any(ch.isalnum() or ch in "<|｜" for ch in opener) or len(opener) > 3:
+            return ""
+        if t.style == "json" and t.name_prefix.strip():
+            return r"(?=\s*" + mk.pattern(t.name_prefix) + ")"
+        names = "|".join(regex.escape(n) for n in self.spec.tool_names)
+        if not names:
+            return ""
+        return r"(?=\s*" + (mk.pattern(t.call_start) + r"\s*" if t.call_start else "") + \
+            (mk.pattern(t.name_prefix) if t.name_prefix.strip() else "") + "(?:" + names + "))"
 
     # ------------------------------------------------------------ API
     def feed(self, chunk: str) -> list[dict[str, Any]]:
