@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import secrets
 from functools import cached_property
 from pathlib import Path
@@ -114,14 +115,19 @@ class Request:
     # ------------------------------------------------------------ prompt
     def _render(self, add_generation_prompt: bool) -> str:
         kw = dict(self.chat_template_kwargs)
-        text = self.template.renderer.render(self.messages, tools=self.tools,
+        text = self.template.renderer.render(polyfill_messages(self.messages, self.analysis), tools=self.tools,
                                              add_generation_prompt=add_generation_prompt, **kw)
-        if self.continue_final_message:
-            final = self.messages[-1].get("content") if self.messages else None
-            if isinstance(final, str) and final.strip():
-                cut = text.rfind(final.strip())
+        if self.continue_final_message and self.messages:
+            final = self.messages[-1]
+            last = final.get("content") or next(
+                (final[k] for k in ("reasoning_content", "thinking", "reasoning") if final.get(k)), None)
+            if isinstance(last, str) and last.strip():
+                # as transformers: cut the rendering right after the final message's text
+                cut = text.rfind(last.strip())
                 if cut >= 0:
-                    text = text[: cut + len(final.strip())]
+                    text = text[: cut + len(last.strip())]
+                    if last != last.rstrip() and text.endswith(last.strip()):
+                        text += last[len(last.rstrip()):]
         return text
 
     # ------------------------------------------------------------ parser spec
@@ -134,7 +140,7 @@ class Request:
         r = self.analysis.reasoning
         if r.mode == "none":
             return False, False, ""
-        tail = self.prompt[-2000:]
+        tail = self.prompt[-4000:]
         start, end = r.start.strip(), r.end.strip()
         if start:
             i = tail.rfind(start)
@@ -144,7 +150,7 @@ class Request:
                     return True, False, tail[i:]
                 if end and after.strip() == end:
                     return False, True, ""
-                if end and end not in after and not after.strip():
+                if end and end not in after and self.continue_final_message:
                     return True, False, tail[i:]
             return False, False, ""
         # delimiter style: reasoning comes first unless an end marker already closed it
@@ -199,9 +205,14 @@ class Request:
     def _engine(self) -> Engine:
         engine = Engine(self.spec)
         if self.continue_final_message and self.messages and self.messages[-1].get("role") == "assistant":
-            prefilled = self.messages[-1].get("content")
+            final = self.messages[-1]
+            reasoning = next((final[k] for k in ("reasoning_content", "thinking", "reasoning")
+                              if isinstance(final.get(k), str) and final.get(k)), "")
+            prefilled = final.get("content")
+            if reasoning and self.spec.extract_reasoning:
+                engine.prefill_reasoning(reasoning, still_open=self.spec.start_in_reasoning)
             if isinstance(prefilled, str) and prefilled:
-                engine.prefill_content(prefilled.strip())
+                engine.prefill_content(prefilled)
         return engine
 
     # ------------------------------------------------------------ grammar and decisions
@@ -246,6 +257,41 @@ class Request:
         """PRE.5: stop strings for the server; none when ``ignore_eos`` asks to run past end of turn."""
         return () if ignore_eos else self.decisions.stop
     # --- end decisions ---
+
+
+def polyfill_messages(messages: list[dict[str, Any]], analysis: Analysis) -> list[dict[str, Any]]:
+    """Adapt messages to what the template can render (as minja/llama.cpp do).
+
+    Arguments given as a JSON string become a dict when the template only renders
+    dicts; ``content: None`` next to tool calls becomes ``""`` when the template
+    refuses None. Messages are never changed in place.
+    """
+    caps = analysis.capabilities
+    needs_objects = caps.object_arguments and not caps.string_arguments
+    needs_text = caps.tool_calls and not caps.null_content
+    if not (needs_objects or needs_text):
+        return messages
+    out = []
+    for m in messages:
+        if isinstance(m, dict) and m.get("tool_calls"):
+            m = dict(m)
+            if needs_text and m.get("content") is None:
+                m["content"] = ""
+            if needs_objects:
+                calls = []
+                for c in m["tool_calls"]:
+                    fn = c.get("function") if isinstance(c, dict) else None
+                    if isinstance(fn, dict) and isinstance(fn.get("arguments"), str):
+                        try:
+                            args = json.loads(fn["arguments"] or "{}")
+                        except ValueError:
+                            args = None
+                        if isinstance(args, dict):
+                            c = {**c, "function": {**fn, "arguments": args}}
+                    calls.append(c)
+                m["tool_calls"] = calls
+        out.append(m)
+    return out
 
 
 class StreamParser:

@@ -136,6 +136,12 @@ def json_layout(obj: dict[str, Any], args_string: bool) -> JsonLayout | None:
             args_path, args_string = path, True
     if name_path is None or args_path is None:
         return None
+    if id_path is None and not name_is_key:
+        # an id the template writes itself ("tool_call_id": "0"): any other key naming an id
+        for k in obj:
+            if isinstance(k, str) and "id" in k.lower() and (k,) not in (name_path, args_path):
+                id_path = (k,)
+                break
     keys = list(obj.keys())
     id_after = bool(id_path) and not name_is_key and id_path[0] in keys and args_path[0] in keys \
         and keys.index(id_path[0]) > keys.index(args_path[0])

@@ -93,7 +93,10 @@ class Engine:
         if s.extract_reasoning and s.reasoning_end:
             named.append(("rend", mk.pattern(s.reasoning_end)))
         self._content_pat = mk.compile_any(named)
-        self._rend_pat = mk.compile_marker(s.reasoning_end) if s.reasoning_end else None
+        rnamed = [("rend", mk.pattern(s.reasoning_end))] if s.reasoning_end else []
+        # a model that opens its tool calls without closing its reasoning: the calls end it
+        rnamed += [(n, src) for n, src in named if n in ("tsection", "tcall") and _special(src)]
+        self._rend_pat = mk.compile_any(rnamed)
         if t is not None and t.style != "none":
             self._section_end = mk.compile_marker(t.section_end)
             self._call_start = mk.compile_marker(t.call_start)
@@ -139,7 +142,15 @@ class Engine:
 
     def prefill_content(self, text: str) -> None:
         """``continue_final_message``: the prompt already holds this part of the answer."""
-        self._content(text, raw=True)
+        self.msg.content = (self.msg.content or "") + text
+        self.deltas.append({"content": text})
+        self._segment_start = False
+
+    def prefill_reasoning(self, text: str, still_open: bool) -> None:
+        """``continue_final_message``: reasoning the prompt already holds."""
+        self.msg.reasoning_content = (self.msg.reasoning_content or "") + text
+        self.deltas.append({"reasoning_content": text})
+        self._segment_start = not still_open
 
     def _take(self) -> list[dict[str, Any]]:
         out, self.deltas = self.deltas, []
@@ -283,9 +294,10 @@ class Engine:
         self.pos = m.start()
         if m.partial:
             return
-        self.pos = m.end()
         self._boundary()
         self.state = "content"
+        if m.lastgroup == "rend":
+            self.pos = m.end()
 
     def _step_tools(self, final: bool) -> None:
         t = self.spec.tools
@@ -383,6 +395,11 @@ class Engine:
         if rest.strip():
             self._content(rest, raw=True)
         self.pos = len(self.buf)
+
+
+def _special(src: str) -> bool:
+    """Only special-token-like markers (``<|...|>``, ``<｜...｜>``, ``[TOOL_CALLS]``) may end reasoning."""
+    return any(t in src for t in ("\\|", "｜", "\\[", "<tool_call>", "tool_call"))
 
 
 class _Closing(CallReader):
