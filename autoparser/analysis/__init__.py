@@ -11,7 +11,7 @@ from ..render import Renderer
 from .capabilities import probe_capabilities
 from .content import analyze_content
 from .model import Analysis, Capabilities, ContentFormat, ReasoningFormat, ToolFormat
-from .reasoning import analyze_reasoning
+from .reasoning import analyze_reasoning, declared_tags
 from .special import apply_special
 from .tools import analyze_tools
 
@@ -36,6 +36,10 @@ def _analyze(renderer: Renderer) -> Analysis:
     notes: list[str] = []
     content, eot, eot_text = analyze_content(pr)
     reasoning = analyze_reasoning(pr, renderer.source, content_start=content.start)
+    if not content.start and reasoning.mode != "none":
+        declared = declared_tags(pr, {"enable_thinking": True}, {})
+        if "content" in declared:
+            content = ContentFormat(start=declared["content"][0], end=declared["content"][1])
     tools = ToolFormat()
     if caps.tool_calls:
         tools, tool_notes = analyze_tools(pr, eot_text, reasoning.end)

@@ -109,7 +109,8 @@ class ToolFormat:
     id_position: IdPosition = "none"
     id_prefix: str = ""
     id_suffix: str = ""
-    name_in_id: str = ""             # regex with a `name` group when the id carries the name (Kimi-K2)
+    name_in_id: str = ""
+    id_from_header: bool = False     # the template writes the id as text around the name ("functions.NAME:0")             # regex with a `name` group when the id carries the name (Kimi-K2)
     python_literals: bool = False    # arguments use Python literals ('x', True, None)
 
 

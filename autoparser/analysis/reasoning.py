@@ -94,15 +94,24 @@ def _is_header(marker: str, content_full: str | None) -> bool:
 
 
 def drop_header(run: str, content_full: str | None) -> str:
-    """Remove from the front of a marker run the part that heads every answer turn."""
+    """Remove from the front of a marker run the part that heads every answer turn.
+
+    The header is what a plain answer turn also starts with: ``<|assistant_start|>``
+    before the answer, or Cohere's ``<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>``
+    before ``<|START_TEXT|>``.
+    """
     if not content_full or N.ASSISTANT not in content_full:
         return run
     head = content_full[: content_full.index(N.ASSISTANT)].rstrip()
+    content_run = marker_run_before(head)
+    cut = 0
     for m in MARKER.finditer(run):
-        prefix = run[: m.end()]
-        if head.endswith(prefix.strip()) and run[m.end():].strip():
-            return run[m.end():].lstrip(" ")
-    return run
+        prefix = run[: m.end()].strip()
+        if (head.endswith(prefix) or content_run.startswith(prefix)) and run[m.end():].strip():
+            cut = m.end()
+        else:
+            break
+    return run[cut:].lstrip(" ") if cut else run
 
 
 def _last_line(text: str) -> str:
@@ -156,6 +165,14 @@ def analyze_reasoning(pr: Prober, source: str, content_start: str = "") -> Reaso
     scope = "always"
     full = pr.full({"role": "assistant", "content": N.ASSISTANT, "reasoning_content": N.REASONING}, **on_kw)
     if not full or N.REASONING not in full:
+        # Mistral's convention: reasoning as a "thinking" content chunk
+        chunks = [{"type": "thinking", "thinking": N.REASONING}, {"type": "text", "text": N.ASSISTANT}]
+        chunked = pr.full({"role": "assistant", "content": chunks}, **on_kw)
+        if chunked and N.REASONING in chunked and N.ASSISTANT in chunked:
+            between = chunked[chunked.index(N.REASONING): chunked.index(N.ASSISTANT)]
+            if "type" not in between and "thinking'" not in chunked:   # not the list printed raw
+                full = chunked
+    if not full or N.REASONING not in full:
         call = N.call(N.ID1, N.FN1, {N.ARG1: N.VAL1})
         with_call = pr.full({"role": "assistant", "content": "", "reasoning_content": N.REASONING,
                              "tool_calls": [call]}, tools=N.TOOLS, **on_kw)
@@ -188,7 +205,41 @@ def analyze_reasoning(pr: Prober, source: str, content_start: str = "") -> Reaso
         pair = _empty_block(gp)
         if pair:
             return ReasoningFormat(mode="tagged", start=pair[0], end=pair[1], prefilled=False, **toggles)
+    declared = declared_tags(pr, on_kw, off_kw)
+    if declared.get("reasoning"):
+        start, end = declared["reasoning"]
+        return ReasoningFormat(mode="tagged", start=start, end=end, **toggles)
     return ReasoningFormat()
+
+
+_TAG_PAIR = regex.compile(r"<(\w{2,20})>(?:[^<]{0,80})</\1>")
+
+
+def declared_tags(pr: Prober, on_kw: dict, off_kw: dict) -> dict[str, tuple[str, str]]:
+    """Tag pairs the template's thinking-on instructions tell the model to write (Granite 3.3).
+
+    Only text that thinking switches on counts: ``<think></think>`` becomes the
+    reasoning markers, ``<response></response>`` the answer's wrapper.
+    """
+    found: dict[str, tuple[str, str]] = {}
+    for key in ("enable_thinking", "thinking"):
+        on = pr.prompt(**{key: True}) or ""
+        off = pr.prompt(**{key: False}) or ""
+        if on == off:
+            continue
+        for m in _TAG_PAIR.finditer(on):
+            name = m.group(1)
+            if f"<{name}>" in off:
+                continue
+            pair = (f"<{name}>", f"</{name}>")
+            low = name.lower()
+            if any(w in low for w in ("think", "reason", "thought")):
+                found.setdefault("reasoning", pair)
+            elif any(w in low for w in ("response", "answer")):
+                found.setdefault("content", pair)
+        if found:
+            break
+    return found
 
 
 def _empty_block(gp: str) -> tuple[str, str] | None:

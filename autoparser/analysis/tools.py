@@ -220,7 +220,20 @@ def _tidy(fmt: ToolFormat, reasoning_end: str) -> ToolFormat:
 
 def analyze_tools(pr: Prober, eot_text: str, reasoning_end: str = "") -> tuple[ToolFormat, list[str]]:
     fmt, notes = _analyze_tools(pr, eot_text)
-    return _tidy(fmt, reasoning_end), notes
+    fmt = _tidy(fmt, reasoning_end)
+    if fmt.style == "tagged" and fmt.id_position == "none" and _wordy(fmt.name_prefix, fmt.name_suffix):
+        from dataclasses import replace
+
+        notes.append("the id is the text around the name")
+        fmt = replace(fmt, id_from_header=True)
+    return fmt, notes
+
+
+def _wordy(prefix: str, suffix: str) -> bool:
+    """Text glued to the name that is not a marker: ``functions.`` before, ``:0`` after."""
+    import regex
+
+    return bool(regex.search(r"\w\.\Z", prefix)) and bool(regex.match(r":\d", suffix))
 
 
 def _analyze_tools(pr: Prober, eot_text: str) -> tuple[ToolFormat, list[str]]:

@@ -148,7 +148,8 @@ class JsonCallReader(CallReader):
                 if end is None and sc.value(layout.id_path) is None:
                     return
             args_started = sc.started(self._args_path) is not None
-            if not args_started and end is None:
+            id_pending = bool(layout.id_path) and not layout.id_after_args and sc.value(layout.id_path) is None
+            if not args_started and end is None and id_pending:
                 return
             call_id = ""
             if layout.id_path:
@@ -266,6 +267,7 @@ class TaggedCallReader(CallReader):
             pos = new
 
     def _name_prefix(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        self.header_start = _skip_ws(buf, pos)
         st, end = mk.match_here(self.p_name_prefix, buf, pos, final)
         if st == "more":
             return "more", pos
@@ -317,6 +319,10 @@ class TaggedCallReader(CallReader):
             # tolerate a missing suffix only when what follows is clearly the arguments
             pass
         pos = end if st == "match" else pos
+        if self.fmt.id_from_header and not self.call_id:
+            header = buf[self.header_start:pos]
+            cut = min((i for i in (header.find("<", 1), header.find("[", 1)) if i > 0), default=len(header))
+            self.call_id = header[:cut].strip()
         self.phase = "id_after" if self.fmt.id_position == "after_name" else "args_begin"
         return "next", pos
 

@@ -75,6 +75,8 @@ class Engine:
         if s.strip_leading_reasoning and s.reasoning_start and s.reasoning_end:
             named.append(("rstray", mk.pattern(s.reasoning_start) + r"[\s\S]*?" + mk.pattern(s.reasoning_end)))
         if t is not None and t.style != "none":
+            if t.section_end and not t.section_start:
+                named.append(("send", mk.pattern(t.section_end)))   # a section end after trailing content
             if t.section_start:
                 named.append(("tsection", mk.pattern(t.section_start) + self._lookahead(t)))
             elif t.call_start:
@@ -95,7 +97,6 @@ class Engine:
         self._content_pat = mk.compile_any(named)
         rnamed = [("rend", mk.pattern(s.reasoning_end))] if s.reasoning_end else []
         # a model that opens its tool calls without closing its reasoning: the calls end it
-        rnamed += [(n, src) for n, src in named if n in ("tsection", "tcall") and _special(src)]
         self._rend_pat = mk.compile_any(rnamed)
         if t is not None and t.style != "none":
             self._section_end = mk.compile_marker(t.section_end)
@@ -251,12 +252,8 @@ class Engine:
             self.state = "reasoning"
         elif kind == "rend":
             # a close with no open: what came before, if it was the first thing, was reasoning
-            if not self.msg.content and not self.msg.tool_calls:
-                self.pos = m.end()
-                self._boundary()
-            else:
-                self._content(m.group(), raw=True)
-                self.pos = m.end()
+            self.pos = m.end()
+            self._boundary()
         elif kind == "rstray":
             self.pos = m.end()
             self._boundary()
@@ -324,9 +321,8 @@ class Engine:
                 self.pos = end
                 self._start_call()
                 return
-            if not t.section_end:
-                self._leave_tools()
-                return
+            self._leave_tools()
+            return
         # no per-call marker: the call itself (JSON object or name) starts here
         i = self.pos
         while i < len(self.buf) and self.buf[i] in WS:
@@ -395,11 +391,6 @@ class Engine:
         if rest.strip():
             self._content(rest, raw=True)
         self.pos = len(self.buf)
-
-
-def _special(src: str) -> bool:
-    """Only special-token-like markers (``<|...|>``, ``<｜...｜>``, ``[TOOL_CALLS]``) may end reasoning."""
-    return any(t in src for t in ("\\|", "｜", "\\[", "<tool_call>", "tool_call"))
 
 
 class _Closing(CallReader):
