@@ -162,6 +162,11 @@ class Request:
     def _spec(self) -> EngineSpec:
         a = self.analysis
         open_, off, prefix = self._reasoning_state()
+        if self.continue_final_message and self.messages and a.reasoning.mode != "none":
+            final = self.messages[-1]
+            if final.get("role") == "assistant" and not final.get("content") and any(
+                    final.get(k) for k in ("reasoning_content", "thinking", "reasoning")):
+                open_, off = True, False   # the model goes on with the reasoning it started
         extract = self.reasoning_format != "none" and a.reasoning.mode != "none"
         tools = a.tools if self.tools_active else None
         schemas = {}
@@ -169,12 +174,16 @@ class Request:
             fn = t.get("function", t) if isinstance(t, dict) else {}
             if isinstance(fn, dict) and fn.get("name"):
                 schemas[fn["name"]] = fn.get("parameters") or {}
-        stop = tuple(dict.fromkeys([*a.end_of_turn, *( [self.template.renderer.eos_token]
-                                                      if self.template.renderer.eos_token else [])]))
+        eos = self.template.renderer.eos_token
+        stop = tuple(dict.fromkeys([*a.end_of_turn, *([eos] if eos else [])]))
+        recognised = stop + ((a.assistant_header,) if a.assistant_header else ())
+        content_start, content_end = a.content.start, a.content.end
+        if self.response_format and not content_start:
+            content_start, content_end = "```json", "```"   # a fenced JSON answer: the fence is a marker
         return EngineSpec(
             reasoning_start=a.reasoning.start, reasoning_end=a.reasoning.end, extract_reasoning=extract,
             start_in_reasoning=open_, reasoning_prefix=prefix, strip_leading_reasoning=off and extract,
-            content_start=a.content.start, content_end=a.content.end, stop_markers=stop, tools=tools,
+            content_start=content_start, content_end=content_end, stop_markers=recognised, tools=tools,
             tool_schemas=schemas, json_trigger=self._json_trigger(tools, schemas), tool_names=tuple(schemas),
             id_prefix=f"call_{secrets.token_hex(4)}_")
 
@@ -238,7 +247,9 @@ class Request:
 
     @property
     def stop(self) -> tuple[str, ...]:
-        return self.spec.stop_markers
+        """End-of-turn strings a server should stop generating at (PRE.5)."""
+        eos = self.template.renderer.eos_token
+        return tuple(dict.fromkeys([*self.analysis.end_of_turn, *([eos] if eos else [])]))
 
     # --- decisions (autoparser.decisions) ---
     @cached_property

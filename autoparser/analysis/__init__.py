@@ -30,6 +30,17 @@ def _analyze_cached(digest: str, renderer: Renderer) -> Analysis:
     return _analyze(renderer)
 
 
+def _header(gp: str, reasoning: ReasoningFormat) -> str:
+    """The marker run that opens an assistant turn, without a prefilled reasoning opener."""
+    from .reasoning import marker_run_before
+
+    text = gp
+    start = reasoning.start.strip()
+    if start and text.rstrip().endswith(start):
+        text = text.rstrip()[: -len(start)]
+    return marker_run_before(text).strip()
+
+
 def _analyze(renderer: Renderer) -> Analysis:
     pr = Prober(renderer, {"enable_thinking": True})
     caps = probe_capabilities(pr)
@@ -42,11 +53,13 @@ def _analyze(renderer: Renderer) -> Analysis:
             content = ContentFormat(start=declared["content"][0], end=declared["content"][1])
     tools = ToolFormat()
     if caps.tool_calls:
-        tools, tool_notes = analyze_tools(pr, eot_text, reasoning.end)
+        tools, tool_notes = analyze_tools(pr, eot_text, reasoning.end, eot)
         notes += tool_notes
     caps = dataclasses.replace(caps, reasoning=caps.reasoning or reasoning.mode != "none",
                                thinking_toggle=bool(reasoning.off_kwargs))
+    gp = pr.generation_prompt()
     analysis = Analysis(template=renderer.name, digest=renderer.digest, capabilities=caps,
-                        generation_prompt=pr.generation_prompt(), reasoning=reasoning, content=content,
-                        tools=tools, end_of_turn=eot, notes=tuple(notes))
+                        generation_prompt=gp, reasoning=reasoning, content=content,
+                        tools=tools, end_of_turn=eot, assistant_header=_header(gp, reasoning),
+                        notes=tuple(notes))
     return apply_special(analysis, renderer)

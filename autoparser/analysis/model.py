@@ -126,6 +126,7 @@ class Analysis:
     content: ContentFormat = field(default_factory=ContentFormat)
     tools: ToolFormat = field(default_factory=ToolFormat)
     end_of_turn: tuple[str, ...] = ()
+    assistant_header: str = ""       # what opens an assistant turn ("<|im_start|>assistant"); recognised if echoed
     handler: str = ""                # name of a dedicated handler in analysis.special, if any
     notes: tuple[str, ...] = ()      # what the analysis was unsure of
     version: int = SCHEMA_VERSION

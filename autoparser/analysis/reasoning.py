@@ -222,9 +222,10 @@ def declared_tags(pr: Prober, on_kw: dict, off_kw: dict) -> dict[str, tuple[str,
     reasoning markers, ``<response></response>`` the answer's wrapper.
     """
     found: dict[str, tuple[str, str]] = {}
+    user_only = [{"role": "user", "content": N.USER}]   # a given system message would replace the instructions
     for key in ("enable_thinking", "thinking"):
-        on = pr.prompt(**{key: True}) or ""
-        off = pr.prompt(**{key: False}) or ""
+        on = pr.render(user_only, None, True, **{key: True}) or ""
+        off = pr.render(user_only, None, True, **{key: False}) or ""
         if on == off:
             continue
         for m in _TAG_PAIR.finditer(on):

@@ -218,9 +218,30 @@ def _tidy(fmt: ToolFormat, reasoning_end: str) -> ToolFormat:
     return replace(fmt, **changes)
 
 
-def analyze_tools(pr: Prober, eot_text: str, reasoning_end: str = "") -> tuple[ToolFormat, list[str]]:
+def _cut_turn_markers(section_end: str, generation_prompt: str, eot: tuple[str, ...]) -> str:
+    """A section end stops before the next turn's header and the end-of-turn markers."""
+    heads = {m.group() for m in MARKER.finditer(generation_prompt)}
+    for m in MARKER.finditer(section_end):
+        if m.group() in heads:
+            section_end = section_end[: m.start()]
+            break
+    changed = True
+    while changed:
+        changed = False
+        for e in eot:
+            if e and section_end.rstrip().endswith(e) and section_end.strip() != e:
+                section_end = section_end.rstrip()[: -len(e)]
+                changed = True
+    return section_end if section_end.strip() else ""
+
+
+def analyze_tools(pr: Prober, eot_text: str, reasoning_end: str = "",
+                  eot: tuple[str, ...] = ()) -> tuple[ToolFormat, list[str]]:
+    from dataclasses import replace
+
     fmt, notes = _analyze_tools(pr, eot_text)
     fmt = _tidy(fmt, reasoning_end)
+    fmt = replace(fmt, section_end=_cut_turn_markers(fmt.section_end, pr.generation_prompt(), eot))
     if fmt.style == "tagged" and fmt.id_position == "none" and _wordy(fmt.name_prefix, fmt.name_suffix):
         from dataclasses import replace
 

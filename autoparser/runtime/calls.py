@@ -182,7 +182,12 @@ class JsonCallReader(CallReader):
             return
         sc = self.scanner
         span = sc.spans.get(getattr(self, "_args_path", ()))
-        if span is None or span[1] >= 0:
+        if span is None:
+            if not self.engine.msg.tool_calls[self.index].arguments:
+                self.engine.call_args(self.index, "{}")
+            self.engine.msg.tool_calls[self.index].truncated = True
+            return
+        if span[1] >= 0:
             return
         if sc.text[span[0]] in "\"'" or self.fmt.python_literals:
             self.engine.call_args(self.index, "{}")

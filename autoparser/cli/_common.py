@@ -1,0 +1,174 @@
+"""Helpers shared by the subcommands: template sources, JSON inputs, consoles and printing."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import sources
+from ..errors import TemplateError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ..template import ChatTemplate
+
+USAGE = 2          # exit status for usage errors
+FAILURE = 1        # exit status for failures
+
+# A bare .jinja file comes without a tokenizer. Like llama.cpp's template tests and the
+# conformance harness, the CLI then renders with these BOS/EOS strings, so that templates
+# ending a turn with {{ eos_token }} show a real end marker (--eos-token '' turns it off).
+JINJA_BOS, JINJA_EOS = "<s>", "</s>"
+
+SOURCE_HELP = ("a chat template: a .jinja file, a Hugging Face model folder, a tokenizer_config.json "
+               "(or chat_template.json) or a .gguf file")
+
+
+class CliError(Exception):
+    """A user-facing error with an exit status (2 usage, 1 failure)."""
+
+    def __init__(self, message: str, code: int = USAGE) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+# ------------------------------------------------------------------ template sources
+def add_source_arguments(parser: argparse.ArgumentParser, *, many: bool = False) -> None:
+    """The template argument(s) and the source options every command takes."""
+    if many:
+        parser.add_argument("paths", nargs="+", metavar="PATH",
+                            help=SOURCE_HELP + ", or a folder of them")
+    else:
+        parser.add_argument("template", metavar="TEMPLATE", help=SOURCE_HELP)
+    parser.add_argument("--template-name", metavar="NAME",
+                        help="which named template to use when the source holds several (e.g. tool_use)")
+    parser.add_argument("--bos-token", metavar="TEXT",
+                        help=f"BOS string (default: the tokenizer's; {JINJA_BOS!r} for a bare .jinja file)")
+    parser.add_argument("--eos-token", metavar="TEXT",
+                        help=f"EOS string (default: the tokenizer's; {JINJA_EOS!r} for a bare .jinja file)")
+
+
+def load_source(path: str | Path, *, template_name: str | None = None, bos_token: str | None = None,
+                eos_token: str | None = None) -> sources.TemplateSource:
+    """Load a template source; bare Jinja files get the default BOS/EOS strings."""
+    src = sources.load_path(path, template_name=template_name, bos_token=bos_token, eos_token=eos_token)
+    if src.origin == "file":
+        from dataclasses import replace
+
+        src = replace(src, bos_token=JINJA_BOS if bos_token is None else bos_token,
+                      eos_token=JINJA_EOS if eos_token is None else eos_token)
+    return src
+
+
+def template_from_source(src: sources.TemplateSource) -> ChatTemplate:
+    from ..template import ChatTemplate
+
+    return ChatTemplate(src.source, name=src.name, bos_token=src.bos_token, eos_token=src.eos_token,
+                        special_tokens=src.special_tokens)
+
+
+def load_template(path: str | Path, *, template_name: str | None = None, bos_token: str | None = None,
+                  eos_token: str | None = None) -> ChatTemplate:
+    """A ChatTemplate from any supported source (load errors become usage errors)."""
+    try:
+        src = load_source(path, template_name=template_name, bos_token=bos_token, eos_token=eos_token)
+    except TemplateError as e:
+        if e.phase == "load":
+            raise CliError(str(e), USAGE) from None
+        raise
+    return template_from_source(src)
+
+
+def template_from_args(args: argparse.Namespace) -> ChatTemplate:
+    return load_template(args.template, template_name=args.template_name, bos_token=args.bos_token,
+                         eos_token=args.eos_token)
+
+
+# ------------------------------------------------------------------ JSON inputs
+def read_json(value: str, what: str) -> Any:
+    """JSON from a file path, ``-`` for stdin, or inline text starting with ``[`` or ``{``."""
+    text = value
+    if value == "-":
+        text = sys.stdin.read()
+    elif not value.lstrip().startswith(("[", "{")):
+        try:
+            text = Path(value).read_text(encoding="utf-8")
+        except OSError as e:
+            raise CliError(f"cannot read {what} file {value}: {e.strerror or e}") from None
+    try:
+        return json.loads(text)
+    except ValueError as e:
+        raise CliError(f"{what} is not valid JSON ({value}): {e}") from None
+
+
+def read_tools(value: str | None) -> list[dict[str, Any]] | None:
+    """A tools list: ``[tool, ...]``, ``{"tools": [...]}`` or one tool object."""
+    if value is None:
+        return None
+    data = read_json(value, "tools")
+    if isinstance(data, dict):
+        data = data.get("tools", [data])
+    if not isinstance(data, list) or not all(isinstance(t, dict) for t in data):
+        raise CliError("tools must be a JSON list of tool objects")
+    return data
+
+
+def read_messages(value: str | None) -> list[dict[str, Any]]:
+    """A messages list: ``[message, ...]`` or ``{"messages": [...]}``; default one user turn."""
+    if value is None:
+        return [{"role": "user", "content": "Hello"}]
+    data = read_json(value, "messages")
+    if isinstance(data, dict):
+        data = data.get("messages")
+    if not isinstance(data, list) or not all(isinstance(m, dict) for m in data):
+        raise CliError("messages must be a JSON list of message objects")
+    return data
+
+
+def read_kwargs(value: str | None) -> dict[str, Any]:
+    if value is None:
+        return {}
+    data = read_json(value, "chat template kwargs")
+    if not isinstance(data, dict):
+        raise CliError("chat template kwargs must be a JSON object")
+    return data
+
+
+def tool_choice(value: str | None, tools: list[dict[str, Any]] | None) -> Any:
+    """``auto``/``required``/``none`` or a function name (checked against the tools)."""
+    if value is None or value in ("auto", "required", "none"):
+        return value or "auto"
+    names = [(t.get("function") or t).get("name") for t in tools or []]
+    if value not in names:
+        raise CliError(f"--tool-choice {value!r} names no tool; tools: {', '.join(map(str, names)) or 'none'}")
+    return {"type": "function", "function": {"name": value}}
+
+
+# ------------------------------------------------------------------ output
+def console(stderr: bool = False) -> Console:
+    """A rich console on the current stdout/stderr (looked up now, so redirection works)."""
+    import os
+
+    from rich.console import Console
+
+    out = Console(file=sys.stderr if stderr else sys.stdout, highlight=False, soft_wrap=False)
+    if not out.is_terminal and not os.environ.get("COLUMNS"):
+        out.width = 140   # logs and pipes: no terminal to fit, rich would assume 80 columns
+    return out
+
+
+def dumps(data: Any, indent: int | None = 2) -> str:
+    return json.dumps(data, indent=indent, ensure_ascii=False)
+
+
+def print_json(data: Any, indent: int | None = 2) -> None:
+    sys.stdout.write(dumps(data, indent) + "\n")
+
+
+def show(text: str) -> str:
+    """A marker or text as a JSON string literal, so whitespace and control characters are visible."""
+    return json.dumps(text, ensure_ascii=False)

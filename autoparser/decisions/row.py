@@ -1,0 +1,324 @@
+"""One row of the per-request decision table (PRE.1–PRE.6), derived from the template.
+
+:func:`decide` reads the analysis, renders a few probe prompts and, when the
+template came with a tokenizer (``ChatTemplate.from_pretrained`` /
+``from_gguf``), its special tokens. Nothing here names a model family.
+
+* **PRE.1** ``skip_special_tokens``: False when a marker the parser needs is, or
+  contains, a special/added token of the tokenizer (:mod:`.tokens`). Without a
+  tokenizer the row says ``None`` (unknown) and ``skip_special_tokens_applied``
+  holds the heuristic: *control-looking* tokens (``<|x|>``, ``<｜x｜>``, Gemma 4's
+  ``<|x>``/``<x|>``, Mistral's ``[X]``) are special tokens by convention and would
+  be stripped, so False; plain XML-like tags (``<think>``, ``<tool_call>``) are
+  plain text or added with ``special=False`` in the tokenizers that use them
+  (Qwen3, Hermes, MiniMax, GLM) and survive decoding, so they alone give True.
+  End-of-turn markers do not count: the parser does not need them.
+* **PRE.2** the ``chat_template_kwargs`` that switch reasoning off (:mod:`.kwargs`);
+  when off there is no reasoning extraction.
+* **PRE.3** whether the prompt leaves a reasoning block open (the parser starts in
+  reasoning), and whether the template opens it again after a tool result.
+* **PRE.4** under ``tool_choice`` required/named: the text a forced call starts
+  with, and whether reasoning comes (``required``: the prompt opened it) or may
+  come (``allowed``) before the call.
+* **PRE.5** stop strings: end-of-turn markers found by rendering (plain turns,
+  tool-call turns, with ``*_tools`` variables such as Llama 3.1's
+  ``builtin_tools`` that switch ``<|eot_id|>`` to ``<|eom_id|>``) plus EOS;
+  markers that are also part of the reasoning/content/tool syntax are left out.
+* **PRE.6** when reasoning is off (and no call is forced), strip a stray leading
+  reasoning start marker from the output.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from dataclasses import asdict, dataclass, replace
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..analysis.model import Analysis, ContentFormat, ReasoningFormat, ToolFormat
+from ..analysis.reasoning import closing_candidates, marker_run_before
+from ..diff.split import MARKER
+from .kwargs import (
+    STANDARD_VARIABLES,
+    PromptState,
+    ReasoningKwargs,
+    ReasoningMarkers,
+    core_start,
+    discover_reasoning_kwargs,
+    generation_part,
+    prompt_state,
+    template_variables,
+)
+from .tokens import special_token_status
+
+if TYPE_CHECKING:
+    from ..template import ChatTemplate, Request
+
+__all__ = ["DecisionRow", "ForcedReasoning", "control_looking_parts", "decide", "marker_groups"]
+
+ForcedReasoning = Literal["required", "allowed", "none"]
+
+# Tokens that look like control tokens: <|x|>, any tag holding a fullwidth bar (<｜x｜>, <｜DSML｜x>),
+# <|x>, <x|>, [X] / [/X].
+_CONTROL_LOOK = re.compile(
+    r"<\|[^|<>\n]+?\|>|<[^<>\n]*｜[^<>\n]*>|<\|[^\s<>|]+>|<[^\s<>|/]+\|>|\[/?[A-Z][A-Z0-9_]+\]")
+
+_PROBE_FN = "probe_fn"
+_PROBE_VALUE = "probe-value-7319"
+_PROBE_TOOLS = [{"type": "function", "function": {
+    "name": _PROBE_FN, "description": "A probe tool.",
+    "parameters": {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}}}]
+
+
+@dataclass(frozen=True)
+class DecisionRow:
+    """The PRE.1–PRE.6 decisions for a template (and, optionally, one request)."""
+
+    template: str
+    # PRE.1 skip_special_tokens
+    skip_special_tokens: bool | None            # None: no tokenizer known
+    skip_special_tokens_applied: bool           # the tokenizer's answer, else the heuristic's
+    special_tokens_source: Literal["tokenizer", "heuristic"]
+    preserved_tokens: tuple[str, ...]           # (special-looking) tokens the parser needs kept
+    special_tokens_reason: str
+    special_by_part: tuple[tuple[str, bool], ...]   # ("reasoning", False), ("tools", False): applied value
+    # PRE.2 reasoning gate
+    reasoning_variables: tuple[str, ...]        # reasoning-related variables the template reads
+    reasoning_off_kwargs: tuple[tuple[str, Any], ...]
+    reasoning_on_kwargs: tuple[tuple[str, Any], ...]
+    reasoning_off: bool                         # reasoning switched off (this request, or by default)
+    extract_reasoning: bool                     # the parser extracts reasoning
+    # PRE.3 prompt-opened reasoning and tool continuation
+    prompt_state: PromptState                   # "open" / "closed" / "plain"
+    prompt_opens_reasoning: bool                # the parser starts in reasoning
+    reseeds_reasoning_after_tool: bool | None   # None: the prompt never opens reasoning
+    # PRE.4 tool_choice required / named
+    tool_choice_forced: bool
+    forced_call_style: str                      # the tool-call style: "none", "json" or "tagged"
+    forced_call_start: str                      # fixed text a forced call starts with ("" = bare JSON)
+    reasoning_before_forced_call: ForcedReasoning
+    # PRE.5 end of turn
+    stop: tuple[str, ...]
+    # PRE.6 stray reasoning start when reasoning is off
+    strip_leading_reasoning_start: bool
+    leading_reasoning_start: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict (pairs become objects, tuples lists)."""
+        d = asdict(self)
+        for key in ("reasoning_off_kwargs", "reasoning_on_kwargs", "special_by_part"):
+            d[key] = dict(getattr(self, key))
+        return json.loads(json.dumps(d, default=str))
+
+
+# --------------------------------------------------------------------------- markers
+
+
+def marker_groups(a: Analysis) -> dict[str, tuple[str, ...]]:
+    """The parser's markers by part (reasoning, content, tools).
+
+    End-of-turn markers are left out (the parser does not need them), and so is a tool
+    section end without a section start (Hermes' ``<|im_end|>`` after its calls): it ends
+    the turn. A role header glued before the reasoning start (``<｜Assistant｜><think>``)
+    is dropped: the prompt writes it, the model does not.
+    """
+    blank = replace(a, reasoning=ReasoningFormat(), content=ContentFormat(), tools=ToolFormat(), end_of_turn=())
+    reasoning = replace(a.reasoning, start=core_start(ReasoningMarkers.from_analysis(a)))
+    tools = a.tools if a.tools.section_start else replace(a.tools, section_end="")
+    groups = {"reasoning": replace(blank, reasoning=reasoning).markers(),
+              "content": replace(blank, content=a.content).markers(),
+              "tools": replace(blank, tools=tools).markers()}
+    return {k: v for k, v in groups.items() if v}
+
+
+def control_looking_parts(marker: str) -> tuple[str, ...]:
+    """The control-token-looking pieces of ``marker`` (the no-tokenizer heuristic for PRE.1)."""
+    return tuple(dict.fromkeys(m.group(0) for m in _CONTROL_LOOK.finditer(marker)))
+
+
+def _applied(markers: tuple[str, ...], special: frozenset[str] | None) -> bool:
+    report = special_token_status(markers, special)
+    if report.skip_special_tokens is not None:
+        return report.skip_special_tokens
+    return not any(control_looking_parts(m) for m in markers)
+
+
+# --------------------------------------------------------------------------- PRE.5
+
+
+def _syntax_pieces(a: Analysis) -> set[str]:
+    """Every marker piece used by reasoning, content or tool syntax."""
+    out: set[str] = set()
+    for group in marker_groups(a).values():
+        for m in group:
+            out.update(x.group() for x in MARKER.finditer(m))
+            out.add(m)
+    return out
+
+
+def _tool_call_message(args: Any) -> dict[str, Any]:
+    return {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "call_probe1", "type": "function", "function": {"name": _PROBE_FN, "arguments": args}}]}
+
+
+@functools.lru_cache(maxsize=256)
+def _turn_end_markers(digest: str, template: ChatTemplate) -> tuple[str, ...]:
+    """End-of-turn markers: the analysis's, plus those that close a tool-call turn."""
+    a = template.analysis
+    found = list(a.end_of_turn)
+    if a.tools.style != "none":
+        r = template.renderer
+        variants: list[dict[str, Any]] = [{}]
+        variants += [{v: [_PROBE_FN]} for v in sorted(template_variables(r.source))
+                     if v.endswith("tools") and v not in STANDARD_VARIABLES]
+        for kw in variants:
+            for args in ({"q": _PROBE_VALUE}, json.dumps({"q": _PROBE_VALUE})):
+                full = r.try_render([{"role": "user", "content": "Hi"}, _tool_call_message(args)],
+                                    tools=_PROBE_TOOLS, add_generation_prompt=False, **kw)
+                if full and _PROBE_VALUE in full:
+                    run = marker_run_before(full, full.rindex(_PROBE_VALUE))
+                    found += [m.group() for m in MARKER.finditer(run)]
+                    break
+    syntax = _syntax_pieces(a)
+    return tuple(m for m in dict.fromkeys(found) if m not in syntax and _PROBE_FN not in m)
+
+
+def stop_markers(template: ChatTemplate) -> tuple[str, ...]:
+    """PRE.5: end-of-turn markers plus the EOS token."""
+    eos = template.renderer.eos_token
+    return tuple(dict.fromkeys([*_turn_end_markers(template.renderer.digest, template), *([eos] if eos else [])]))
+
+
+# --------------------------------------------------------------------------- PRE.3
+
+
+def _after_tool_messages(args: Any) -> list[dict[str, Any]]:
+    return [{"role": "user", "content": "Use the tool."}, _tool_call_message(args),
+            {"role": "tool", "tool_call_id": "call_probe1", "name": _PROBE_FN, "content": "42"}]
+
+
+def _after_tool_state(template: ChatTemplate, markers: ReasoningMarkers, kwargs: dict[str, Any]) -> PromptState | None:
+    """The prompt state when the last message is a tool result (None if the template refuses)."""
+    for args in ({"q": _PROBE_VALUE}, json.dumps({"q": _PROBE_VALUE})):
+        gp = generation_part(template.renderer, _after_tool_messages(args), _PROBE_TOOLS, kwargs)
+        if gp is not None:
+            return prompt_state(gp, markers, template.source)
+    return None
+
+
+def _opener_in(gp: str) -> str:
+    """The last marker of a generation prompt that opens reasoning (fallback start marker)."""
+    found = list(MARKER.finditer(gp.rstrip()))
+    return found[-1].group() if found else ""
+
+
+# --------------------------------------------------------------------------- decide
+
+
+def _forced(tool_choice: Any) -> bool:
+    return tool_choice == "required" or isinstance(tool_choice, dict)
+
+
+def _forced_call_start(t: ToolFormat) -> str:
+    if t.style == "none":
+        return ""
+    return t.section_start or t.call_start or (t.name_prefix if t.style == "tagged" else "")
+
+
+def decide(template: ChatTemplate, request: Request | None = None) -> DecisionRow:
+    """The PRE.1–PRE.6 row for ``template``, or for one ``request`` made from it."""
+    if request is None:
+        return _template_row(template)
+    return _decide(template, request)
+
+
+@functools.lru_cache(maxsize=256)
+def _template_row(template: ChatTemplate) -> DecisionRow:
+    return _decide(template, None)
+
+
+def _decide(template: ChatTemplate, request: Request | None) -> DecisionRow:
+    a = template.analysis
+    markers = ReasoningMarkers.from_analysis(a)
+    kw: ReasoningKwargs = discover_reasoning_kwargs(template.renderer, markers)
+    kwargs = dict(request.chat_template_kwargs) if request is not None else {}
+
+    # PRE.2 / PRE.3: the state of this prompt
+    if request is not None:
+        gp = generation_part(template.renderer, request.messages, request.tools, kwargs, prompt=request.prompt)
+        state = prompt_state(gp or "", markers, template.source)
+    else:
+        state = kw.default_state
+    has_reasoning = a.reasoning.mode != "none" or kw.default_state != "plain" or bool(kw.off or kw.on)
+    off = has_reasoning and (state == "closed" or (state != "open" and kw.is_off(kwargs)))
+    opens = has_reasoning and state == "open"
+    wants = request.reasoning_format != "none" if request is not None else True
+    extract = a.reasoning.mode != "none" and not off and wants
+
+    # PRE.3: tool continuation
+    if request is not None and request.messages and request.messages[-1].get("role") == "tool":
+        reseeds: bool | None = opens
+    else:
+        probe_kwargs = kwargs if request is not None else ({} if kw.default_state == "open" else kw.on_kwargs())
+        user_state = state if request is not None else (kw.state_of(*next(iter(probe_kwargs.items())))
+                                                         if probe_kwargs else kw.default_state)
+        if not has_reasoning or user_state != "open":
+            reseeds = None
+        else:
+            reseeds = _after_tool_state(template, markers, probe_kwargs) == "open"
+
+    # PRE.4
+    forced = _forced(request.tool_choice) if request is not None else False
+    before: ForcedReasoning = "none" if not has_reasoning or off else "required" if opens else "allowed"
+
+    # PRE.6
+    start = core_start(markers)
+    if not start and has_reasoning:
+        on_gp = generation_part(template.renderer, [{"role": "user", "content": "Hi"}], None, kw.on_kwargs())
+        if on_gp and prompt_state(on_gp, markers, template.source) == "open":
+            start = _opener_in(on_gp)
+    can_switch_off = off if request is not None else bool(kw.off) or off
+    strip = bool(start) and can_switch_off and not forced
+
+    # PRE.1: the markers this parser needs
+    groups = marker_groups(a)
+    if "reasoning" not in groups and start:   # the analysis missed a reasoning block the prompt opens
+        closer = next((c for c in closing_candidates(start) if c in template.source), "")
+        groups = {"reasoning": tuple(m for m in (start, closer) if m), **groups}
+    if request is not None:
+        needed = {"content"}
+        if extract or strip:
+            needed.add("reasoning")
+        if request.tools_active:
+            needed.add("tools")
+        groups = {k: v for k, v in groups.items() if k in needed}
+    markers_needed = tuple(m for g in groups.values() for m in g)
+    special = template.special_tokens
+    report = special_token_status(markers_needed, special)
+    applied = _applied(markers_needed, special)
+
+    return DecisionRow(
+        template=template.name,
+        skip_special_tokens=report.skip_special_tokens,
+        skip_special_tokens_applied=applied,
+        special_tokens_source=report.source,
+        preserved_tokens=report.preserved_tokens,
+        special_tokens_reason=report.reason,
+        special_by_part=tuple((k, _applied(v, special)) for k, v in groups.items()),
+        reasoning_variables=kw.variables,
+        reasoning_off_kwargs=kw.off,
+        reasoning_on_kwargs=kw.on,
+        reasoning_off=off,
+        extract_reasoning=extract,
+        prompt_state=state,
+        prompt_opens_reasoning=opens,
+        reseeds_reasoning_after_tool=reseeds,
+        tool_choice_forced=forced,
+        forced_call_style=a.tools.style,
+        forced_call_start=_forced_call_start(a.tools),
+        reasoning_before_forced_call=before,
+        stop=stop_markers(template),
+        strip_leading_reasoning_start=strip,
+        leading_reasoning_start=start,
+    )

@@ -1,0 +1,422 @@
+"""Self-test: render known assistant turns through a template and parse them back.
+
+For each scenario (content; reasoning + content; one call; two calls; content + call;
+reasoning + call) the template renders a history with the generation prompt, then
+the same history plus the assistant message. The text after the generation prompt
+is what a model would have written; with the end-of-turn text cut off (a server stops
+there) it goes through ``Request.parse`` and, in small chunks, through the stream
+parser, and both must give back the message that was rendered.
+
+A scenario is ``n/a`` when the template itself cannot express it: it raises, leaves
+a part out (no tool support, reasoning dropped from history), or re-renders the
+history so that the generation prompt is not where the turn starts.
+
+>>> from autoparser import ChatTemplate
+>>> from autoparser.selftest import self_test
+>>> result = self_test(ChatTemplate.from_file("templates/hermes_json.jinja"))
+>>> result.ok, result.counts()
+(True, {'pass': 4, 'fail': 0, 'n/a': 2})
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from .errors import AutoparserError
+from .runtime.message import merge_deltas
+
+if TYPE_CHECKING:
+    from .analysis.model import ReasoningFormat
+    from .template import ChatTemplate
+
+__all__ = ["PROBE_TOOLS", "SCENARIOS", "Scenario", "ScenarioResult", "SelfTestResult", "self_test"]
+
+Status = Literal["pass", "fail", "n/a"]
+
+
+# ------------------------------------------------------------------ probe data
+def _tool(name: str, description: str, props: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": name, "description": description, "parameters": {
+        "type": "object", "properties": props, "required": required}}}
+
+
+PROBE_TOOLS: list[dict[str, Any]] = [
+    _tool("get_weather", "Get the current weather for a city.", {
+        "city": {"type": "string", "description": "City and country"},
+        "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}}, ["city"]),
+    _tool("search_docs", "Search the documentation.", {
+        "query": {"type": "string"}, "limit": {"type": "integer"}}, ["query"]),
+]
+WEATHER = {"city": "Paris, France", "unit": "celsius"}
+SEARCH = {"query": "tool parsing", "limit": 3}
+REASONING = "The user asks about the weather in Paris. I should check it."
+ANSWER = "The capital of France is Paris."
+PREAMBLE = "Let me check that for you."
+HISTORIES: tuple[list[dict[str, Any]], ...] = (
+    [{"role": "system", "content": "You are a helpful assistant."},
+     {"role": "user", "content": "What is the weather in Paris?"}],
+    [{"role": "user", "content": "What is the weather in Paris?"}],
+)
+_EOT_PROBE = "ZQXPROBEZQX"
+STREAM_CHUNK = 5
+
+
+def _call(i: int, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    # nine alphanumerics: the id shape Mistral's templates insist on
+    return {"id": f"call{i:05d}", "type": "function", "function": {"name": name, "arguments": args}}
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    message: dict[str, Any]
+    tools: bool = False        # render with the probe tools
+    thinking: bool = False     # render with thinking switched on
+
+
+SCENARIOS: tuple[Scenario, ...] = (
+    Scenario("content", {"role": "assistant", "content": ANSWER}),
+    Scenario("reasoning", {"role": "assistant", "reasoning_content": REASONING, "content": ANSWER}, thinking=True),
+    Scenario("tool", {"role": "assistant", "content": "", "tool_calls": [_call(1, "get_weather", WEATHER)]},
+             tools=True),
+    Scenario("parallel", {"role": "assistant", "content": "", "tool_calls": [
+        _call(1, "get_weather", WEATHER), _call(2, "search_docs", SEARCH)]}, tools=True),
+    Scenario("content_tool", {"role": "assistant", "content": PREAMBLE,
+                              "tool_calls": [_call(1, "get_weather", WEATHER)]}, tools=True),
+    Scenario("reasoning_tool", {"role": "assistant", "reasoning_content": REASONING, "content": "",
+                                "tool_calls": [_call(1, "get_weather", WEATHER)]}, tools=True, thinking=True),
+)
+
+
+# ------------------------------------------------------------------ results
+@dataclass(frozen=True)
+class ScenarioResult:
+    name: str
+    status: Status
+    why: str = ""                                   # reason for "fail" and "n/a"
+    text: str = ""                                  # the generated part that was parsed
+    expected: dict[str, Any] | None = None          # the message that was rendered
+    got: dict[str, Any] | None = None               # what the parser gave back
+    kwargs: dict[str, Any] = field(default_factory=dict)   # chat_template_kwargs used
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "status": self.status, "why": self.why, "text": self.text,
+                "expected": self.expected, "got": self.got, "kwargs": dict(self.kwargs)}
+
+
+@dataclass(frozen=True)
+class SelfTestResult:
+    template: str
+    scenarios: tuple[ScenarioResult, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        """No scenario failed (n/a scenarios do not count against the template)."""
+        return not self.failures
+
+    @property
+    def failures(self) -> tuple[ScenarioResult, ...]:
+        return tuple(s for s in self.scenarios if s.status == "fail")
+
+    @property
+    def passed(self) -> tuple[ScenarioResult, ...]:
+        return tuple(s for s in self.scenarios if s.status == "pass")
+
+    def counts(self) -> dict[str, int]:
+        out = {"pass": 0, "fail": 0, "n/a": 0}
+        for s in self.scenarios:
+            out[s.status] += 1
+        return out
+
+    def get(self, name: str) -> ScenarioResult | None:
+        return next((s for s in self.scenarios if s.name == name), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"template": self.template, "ok": self.ok, "counts": self.counts(),
+                "scenarios": [s.to_dict() for s in self.scenarios]}
+
+
+# ------------------------------------------------------------------ cutting out the generated part
+def _common_prefix(a: str, b: str) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+def _after_prefill(prompt: str, full: str, msg: dict[str, Any], reasoning: ReasoningFormat) -> str | None:
+    """Model output for a prompt that ends inside (or right after) a reasoning block the turn leaves out.
+
+    An opened block (``<think>\\n``) means the model writes its reasoning, closes the block
+    with the analysed end marker, then the turn; an empty closed block (thinking off)
+    means the turn follows directly. None when the prompt ends with no such block.
+    """
+    opening, closing = reasoning.start.strip(), reasoning.end
+    if reasoning.mode != "tagged" or not opening or not closing.strip():
+        return None
+    i = prompt.rfind(opening)
+    if i < 0:
+        return None
+    after = prompt[i + len(opening):].strip()
+    closed = after == closing.strip()
+    if after and not closed:
+        return None
+    base = prompt[:i]
+    if not full.startswith(base):
+        return None
+    turn = full[len(base):].lstrip()
+    if turn.startswith(opening) and closing.strip() in turn:
+        head, _, tail = turn.partition(closing.strip())
+        if head[len(opening):].strip():
+            return None  # the turn renders real reasoning: not a prefill case
+        turn = tail
+    elif turn.startswith(closing.strip()):
+        turn = turn[len(closing.strip()):]
+    turn = turn.lstrip()
+    text = msg.get("reasoning_content") or ""
+    if closed:
+        return None if text else turn
+    if text and text in turn:
+        return turn  # the template writes the reasoning and its close itself
+    return text + closing + turn
+
+
+def generated_part(prompt: str, full: str, msg: dict[str, Any], reasoning: ReasoningFormat) -> str | None:
+    """The text the model generated after ``prompt``, given the rendered conversation ``full``."""
+    if full.startswith(prompt):
+        return full[len(prompt):]
+    cut = _common_prefix(prompt, full)
+    if not prompt[cut:].strip():
+        # the prompt only adds whitespace the turn itself does not repeat
+        return full[cut:].lstrip()
+    return _after_prefill(prompt, full, msg, reasoning)
+
+
+def _shared_ending(a: str, b: str) -> str:
+    """The end both strings share, from the first marker (``<``, ``[``) in it; "" if none."""
+    n = 0
+    while n < min(len(a), len(b)) and a[-1 - n] == b[-1 - n]:
+        n += 1
+    if n == len(a):
+        return a
+    shared = a[len(a) - n:]
+    starts = [i for i in (shared.find("<"), shared.find("[")) if i >= 0]
+    return shared[min(starts):] if starts and shared[min(starts):].strip() else ""
+
+
+def _strip_end_of_turn(out: str, eot: str, eos: str) -> str:
+    """Cut the end-of-turn text: a server stops at that token and never shows it."""
+    for cut in (eot, eos):
+        if cut and out.endswith(cut):
+            return out[: -len(cut)]
+    shared = _shared_ending(eot, out) if eot else ""
+    return out[: len(out) - len(shared)] if shared else out
+
+
+# ------------------------------------------------------------------ comparing
+def _norm(s: Any) -> str:
+    return (s or "").strip() if isinstance(s, str) or s is None else str(s)
+
+
+def _args(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def compare(expected: dict[str, Any], got: dict[str, Any], text: str) -> str | None:
+    """None when ``got`` carries the same reasoning, content and calls as ``expected``, else why not."""
+    for key, label in (("reasoning_content", "reasoning"), ("content", "content")):
+        if _norm(got.get(key)) != _norm(expected.get(key)):
+            return f"{label} {_norm(got.get(key))[:60]!r} != {_norm(expected.get(key))[:60]!r}"
+    want, have = expected.get("tool_calls") or [], got.get("tool_calls") or []
+    if len(want) != len(have):
+        return f"{len(have)} tool calls != {len(want)}"
+    for w, h in zip(want, have, strict=True):
+        hf = h.get("function", h)
+        if hf.get("name") != w["function"]["name"]:
+            return f"tool name {hf.get('name')!r} != {w['function']['name']!r}"
+        raw = hf.get("arguments")
+        args = _args(raw)
+        if isinstance(raw, str) and args is raw:
+            return f"arguments not JSON: {raw[:60]!r}"
+        wargs = _args(w["function"]["arguments"])
+        if args != wargs:
+            return (f"arguments {json.dumps(args, ensure_ascii=False)[:80]} != "
+                    f"{json.dumps(wargs, ensure_ascii=False)[:80]}")
+        if w.get("id") and w["id"] in text and h.get("id") != w["id"]:
+            return f"id {h.get('id')!r} != {w['id']!r}"
+    return None
+
+
+def _needles(msg: dict[str, Any]) -> list[str]:
+    found = [msg[k] for k in ("content", "reasoning_content") if msg.get(k)]
+    found += [c["function"]["name"] for c in msg.get("tool_calls", [])]
+    return found
+
+
+def _stringify_args(msg: dict[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(msg)
+    for c in out.get("tool_calls", []):
+        c["function"]["arguments"] = json.dumps(c["function"]["arguments"], ensure_ascii=False)
+    return out
+
+
+def _chunks(text: str, size: int) -> Iterator[str]:
+    for i in range(0, len(text), size):
+        yield text[i:i + size]
+
+
+# ------------------------------------------------------------------ the runner
+class _Runner:
+    def __init__(self, tmpl: ChatTemplate, stream: bool) -> None:
+        self.tmpl = tmpl
+        self.analysis = tmpl.analysis
+        self.stream = stream
+        self._eot: dict[str, str] = {}
+        self._renders: dict[str, str | AutoparserError] = {}
+
+    def _render(self, messages: list[dict[str, Any]], tools: Any, agp: bool, kwargs: dict[str, Any]) -> str:
+        """Render (cached: every scenario shares the prompts); a refusal is re-raised from the cache."""
+        key = json.dumps([messages, tools is not None, agp, kwargs], sort_keys=True)
+        hit = self._renders.get(key)
+        if hit is None:
+            try:
+                hit = self.tmpl.renderer.render(messages, tools=tools, add_generation_prompt=agp, **kwargs)
+            except AutoparserError as e:
+                hit = e
+            self._renders[key] = hit
+        if isinstance(hit, AutoparserError):
+            raise hit
+        return hit
+
+    def kwarg_options(self, sc: Scenario) -> list[dict[str, Any]]:
+        r = self.analysis.reasoning
+        if sc.thinking:
+            return [dict(r.on_kwargs) or {"enable_thinking": True}]
+        # a turn without reasoning is also tried with thinking switched off, for templates
+        # whose prompt opens a reasoning block
+        return [{}, dict(r.off_kwargs)] if r.off_kwargs else [{}]
+
+    def cannot_render(self, sc: Scenario) -> str:
+        """Why the analysis' capability probes say the template cannot express ``sc`` ("" if it can)."""
+        caps = self.analysis.capabilities
+        calls = sc.message.get("tool_calls") or []
+        if calls and not caps.tool_calls:
+            return "template does not render tool calls"
+        if len(calls) > 1 and not caps.parallel_tool_calls:
+            return "template does not render two tool calls in one turn"
+        if sc.message.get("reasoning_content") and not caps.reasoning:
+            return "template does not render reasoning"
+        return ""
+
+    def end_of_turn(self, history: list[dict[str, Any]], kwargs: dict[str, Any]) -> str:
+        """What the template writes after an assistant turn; only the part a tool-call turn shares
+        counts, so that a content wrapper's closer stays in the model's text."""
+        key = json.dumps([history, kwargs], sort_keys=True)
+        if key not in self._eot:
+            self._eot[key] = self._end_of_turn(history, kwargs)
+        return self._eot[key]
+
+    def _end_of_turn(self, history: list[dict[str, Any]], kwargs: dict[str, Any]) -> str:
+        probe = {"role": "assistant", "content": _EOT_PROBE}
+        try:
+            prompt = self._render(history, None, True, kwargs)
+            full = self._render([*history, probe], None, False, kwargs)
+        except AutoparserError:
+            return ""
+        if _EOT_PROBE not in full or generated_part(prompt, full, probe, self.analysis.reasoning) is None:
+            return ""
+        eot = full[full.index(_EOT_PROBE) + len(_EOT_PROBE):]
+        turn = {"role": "assistant", "content": "", "tool_calls": [_call(1, "get_weather", WEATHER)]}
+        try:
+            with_call = self._render([*history, turn], PROBE_TOOLS, False, kwargs)
+        except AutoparserError:
+            return eot
+        if "get_weather" not in with_call[max(0, len(prompt) - 40):]:
+            return eot
+        return _shared_ending(eot, with_call) or eot
+
+    def expected_text(self, sc: Scenario, history: list[dict[str, Any]], kwargs: dict[str, Any]
+                      ) -> tuple[str | None, str, dict[str, Any] | None]:
+        """(generated text, why not applicable, the message variant that rendered)."""
+        tools = PROBE_TOOLS if sc.tools else None
+        why = "template raised"
+        variants = [sc.message, _stringify_args(sc.message)] if sc.tools else [sc.message]
+        for variant in variants:
+            try:
+                prompt = self._render(history, tools, True, kwargs)
+                full = self._render([*history, variant], tools, False, kwargs)
+            except AutoparserError as e:
+                why = f"template raised: {getattr(e, 'message', e)}"
+                continue
+            out = generated_part(prompt, full, sc.message, self.analysis.reasoning)
+            if out is None:
+                return None, "history re-rendered differently", None
+            missing = [n for n in _needles(sc.message) if n not in out]
+            if missing:
+                why = f"template does not render {missing[0][:30]!r}"
+                continue
+            keys = [k for c in sc.message.get("tool_calls", []) for k in c["function"]["arguments"]]
+            if any(k not in out for k in keys):
+                why = "template does not render the arguments"
+                continue
+            return out, "", variant
+        return None, why, None
+
+    def run(self, sc: Scenario) -> ScenarioResult:
+        skip = self.cannot_render(sc)
+        if skip:
+            return ScenarioResult(sc.name, "n/a", skip)
+        out: str | None = None
+        why, variant, history, kwargs = "no history renders", None, HISTORIES[0], {}
+        for kwargs in self.kwarg_options(sc):
+            for history in HISTORIES:
+                out, why, variant = self.expected_text(sc, history, kwargs)
+                if out is not None:
+                    break
+            if out is not None:
+                break
+        if out is None or variant is None:
+            return ScenarioResult(sc.name, "n/a", why)
+        text = _strip_end_of_turn(out, self.end_of_turn(history, kwargs), self.tmpl.renderer.eos_token)
+        expected = copy.deepcopy(sc.message)
+        try:
+            req = self.tmpl.apply(history, tools=PROBE_TOOLS if sc.tools else None,
+                                  chat_template_kwargs=kwargs or None)
+            got = req.parse(text).to_dict()
+            why_fail = compare(expected, got, text)
+            if why_fail is None and self.stream:
+                parser = req.stream()
+                deltas: list[dict[str, Any]] = []
+                for chunk in _chunks(text, STREAM_CHUNK):
+                    deltas.extend(parser.feed(chunk))
+                deltas.extend(parser.finish())
+                why_stream = compare(expected, merge_deltas(deltas), text)
+                if why_stream is not None:
+                    why_fail = f"stream: {why_stream}"
+        except Exception as e:  # a crash in the parser is a failure of this scenario, not of the run
+            return ScenarioResult(sc.name, "fail", f"{type(e).__name__}: {e}".splitlines()[0][:200], text,
+                                  expected, None, kwargs)
+        return ScenarioResult(sc.name, "pass" if why_fail is None else "fail", why_fail or "", text, expected,
+                              got, kwargs)
+
+
+def self_test(tmpl: ChatTemplate, *, scenarios: tuple[Scenario, ...] = SCENARIOS,
+              stream: bool = True) -> SelfTestResult:
+    """Render each scenario through ``tmpl``, parse the generated part back and compare.
+
+    ``stream`` also feeds the text to the stream parser in small chunks and compares the
+    merged deltas. Never raises for a template that loads; a template that cannot render
+    a scenario reports it as ``n/a``.
+    """
+    runner = _Runner(tmpl, stream)
+    return SelfTestResult(tmpl.name, tuple(runner.run(sc) for sc in scenarios))
