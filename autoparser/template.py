@@ -14,6 +14,7 @@ from .analysis import analyze
 from .analysis.model import Analysis
 from .errors import AutoparserError
 from .render import RenderLimits, Renderer
+from .render.compat import render_compat
 from .runtime import markers as mk
 from .runtime.engine import Engine, EngineSpec
 from .runtime.message import Message
@@ -115,7 +116,7 @@ class Request:
     # ------------------------------------------------------------ prompt
     def _render(self, add_generation_prompt: bool) -> str:
         kw = dict(self.chat_template_kwargs)
-        text = self.template.renderer.render(polyfill_messages(self.messages, self.analysis), tools=self.tools,
+        text = render_compat(self.template.renderer, polyfill_messages(self.messages, self.analysis), tools=self.tools,
                                              add_generation_prompt=add_generation_prompt, **kw)
         if self.continue_final_message and self.messages:
             final = self.messages[-1]

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..diff.split import common_prefix_len, fix_prefix_end
 from ..render import Renderer
+from ..render.compat import try_render_compat
 from . import needles as N
 
 
@@ -39,7 +40,7 @@ class Prober:
     def _render_cached(self, key: str) -> str | None:
         messages, tools, agp, kw = json.loads(key)
         merged = {**self.kwargs, **kw}
-        return self.r.try_render(messages, tools=tools, add_generation_prompt=agp, **merged)
+        return try_render_compat(self.r, messages, tools=tools, add_generation_prompt=agp, **merged)
 
     def prompt(self, tools: list[dict[str, Any]] | None = None, **kw: Any) -> str | None:
         return self.render(self.history, tools, True, **kw)
