@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import regex
 
 from . import markers as mk
+from .coerce import coerce
 from .jsonscan import JsonScanner
 from .literal import LiteralEnd, literal_to_json
 from .pyliteral import python_to_json
@@ -417,6 +418,9 @@ class TaggedCallReader(CallReader):
         raw = buf[self.args_start:self.args_start + end]
         try:
             text = literal_to_json(raw, lit.quotes, lit.kv_sep)
+            schema = self.engine.spec.tool_schemas.get(self.name)
+            if schema:
+                text = json.dumps(coerce(json.loads(text), schema), ensure_ascii=False)
         except (ValueError, IndexError):
             text = json.dumps({"_raw": raw}, ensure_ascii=False)
             self.engine.warn("tool arguments did not parse; kept raw")

@@ -109,8 +109,8 @@ class Engine:
         opener = t.section_start.strip()
         if any(ch.isalnum() or ch in "<|｜" for ch in opener) or len(opener) > 3:
             return ""
-        if t.style == "json" and t.name_prefix.strip():
-            return r"(?=\s*" + mk.pattern(t.name_prefix) + ")"
+        if t.style == "json":
+            return r"(?=\s*\{\s*[\"'])"
         names = "|".join(regex.escape(n) for n in self.spec.tool_names)
         if not names:
             return ""

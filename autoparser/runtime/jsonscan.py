@@ -149,6 +149,15 @@ class JsonScanner:
                 else:
                     self._end_value(i)
                 continue
+            if st == ATOM:
+                if ch in _ATOM_CHARS:
+                    i += 1
+                    continue
+                if not _valid_atom(text[self._atom_start:i], self.python):
+                    self.state = ERROR
+                    break
+                self._end_value(i)
+                continue   # re-read the terminator (whitespace included) in the new state
             if ch in _WS:
                 i += 1
                 continue
@@ -186,15 +195,6 @@ class JsonScanner:
                     continue
                 self.state = ERROR
                 break
-            if st == ATOM:
-                if ch in _ATOM_CHARS:
-                    i += 1
-                    continue
-                if not _valid_atom(text[self._atom_start:i], self.python):
-                    self.state = ERROR
-                    break
-                self._end_value(i)
-                continue   # re-read the terminator in the new state
             if st == KEY:
                 if ch == '"' or (ch == "'" and self.python):
                     self._quote = ch
