@@ -57,15 +57,20 @@ def _skip_ws(buf: str, i: int) -> int:
 class _ArgsStream:
     """Streams one JSON value's raw text as argument fragments, up to the scanner's commit point."""
 
-    def __init__(self, engine: Engine, index: int) -> None:
+    def __init__(self, engine: Engine, index: int | None, sink: Any = None) -> None:
         self.engine = engine
         self.index = index
         self.sent = 0
+        self.sink = sink   # where fragments go; defaults to the engine
 
     def push(self, scanner: JsonScanner, start: int, end: int | None) -> None:
         limit = end if end is not None else scanner.commit
         if limit > start + self.sent:
-            self.engine.call_args(self.index, scanner.text[start + self.sent:limit])
+            fragment = scanner.text[start + self.sent:limit]
+            if self.sink is not None:
+                self.sink(fragment)
+            else:
+                self.engine.call_args(self.index, fragment)
             self.sent = limit - start
 
 
@@ -237,6 +242,7 @@ class TaggedCallReader(CallReader):
         self.nargs = 0
         self.key = ""
         self.value_parts: list[str] = []
+        self._held: list[str] = []
         self.value_is_string = False
         self.value_sent_open = False
         self._value_first = True
@@ -358,9 +364,22 @@ class TaggedCallReader(CallReader):
         self.phase = then
         return "next", m.end()
 
-    def _args_begin(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+    def _args(self, fragment: str) -> None:
+        """Argument text: sent at once, or held while the id is still to come (ids after arguments)."""
         if self.index is None:
-            self.index = self.engine.call_header(self.name, self.call_id)
+            self._held.append(fragment)
+        else:
+            self.engine.call_args(self.index, fragment)
+
+    def _announce(self) -> None:
+        self.index = self.engine.call_header(self.name, self.call_id)
+        for fragment in self._held:
+            self.engine.call_args(self.index, fragment)
+        self._held = []
+
+    def _args_begin(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        if self.index is None and self.fmt.id_position != "after_args":
+            self._announce()
         if self.fmt.args == "tagged":
             self.phase = "arg"
             return "next", pos
@@ -369,7 +388,7 @@ class TaggedCallReader(CallReader):
             if i == len(buf):
                 return ("more", pos) if not final else ("done", pos)
             if not buf.startswith(self.fmt.literal.open, i):
-                self.engine.call_args(self.index, "{}")
+                self._args("{}")
                 self.phase = "close"
                 return "next", pos
             self.literal_end = LiteralEnd(self.fmt.literal.quotes)
@@ -380,12 +399,12 @@ class TaggedCallReader(CallReader):
             return ("more", pos) if not final else ("done", pos)
         if buf[i] not in "{[":
             # no arguments object: an empty call, then its close
-            self.engine.call_args(self.index, "{}")
+            self._args("{}")
             self.phase = "close"
             return "next", pos
         self.scanner = JsonScanner(python=self.fmt.python_literals or self.fmt.args == "python", track_depth=0)
         self.args_start = i
-        self.args = _ArgsStream(self.engine, self.index)
+        self.args = _ArgsStream(self.engine, self.index, self._args)
         self.phase = "json_args"
         return "next", i
 
@@ -402,7 +421,7 @@ class TaggedCallReader(CallReader):
                 self.args.push(sc, 0, None)
             return "more", len(buf)
         if python:
-            self.engine.call_args(self.index, _args_text(sc.text[:end], True))
+            self._args(_args_text(sc.text[:end], True))
         else:
             self.args.push(sc, 0, end)
         self.scanner = None
@@ -424,7 +443,7 @@ class TaggedCallReader(CallReader):
         except (ValueError, IndexError):
             text = json.dumps({"_raw": raw}, ensure_ascii=False)
             self.engine.warn("tool arguments did not parse; kept raw")
-        self.engine.call_args(self.index, text)
+        self._args(text)
         self.phase = "close"
         return "next", self.args_start + end
 
@@ -437,9 +456,10 @@ class TaggedCallReader(CallReader):
                 m = self.p_id_suffix.search(buf, end, partial=not final)
                 if m is None or m.partial:
                     return ("more", pos) if not final else ("done", pos)
-                self.call_id = buf[end:m.start()].strip() or "-"
-                self.engine.msg.tool_calls[self.index].id = self.call_id
+                self.call_id = buf[end:m.start()].strip()
                 pos = m.end()
+        if self.index is None:
+            self._announce()
         st, end = mk.match_here(self.p_close, buf, pos, final)
         if st == "more":
             return "more", pos
@@ -471,8 +491,7 @@ class TaggedCallReader(CallReader):
         return "done", pos
 
     def _end_args(self) -> None:
-        assert self.index is not None
-        self.engine.call_args(self.index, "}" if self.nargs else "{}")
+        self._args("}" if self.nargs else "{}")
 
     def _arg_key(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
         m = self.p_key_suffix.search(buf, pos, partial=not final) if self.p_key_suffix else None
@@ -489,9 +508,9 @@ class TaggedCallReader(CallReader):
         self._value_first = True
         self._held_nl = ""
         prefix = "{" if self.nargs == 0 else ", "
-        self.engine.call_args(self.index, f"{prefix}{json.dumps(key, ensure_ascii=False)}: ")
+        self._args(f"{prefix}{json.dumps(key, ensure_ascii=False)}: ")
         if self.value_is_string:
-            self.engine.call_args(self.index, '"')
+            self._args('"')
         self.nargs += 1
         self.phase = "arg_value"
         return "next", m.end()
@@ -543,16 +562,16 @@ class TaggedCallReader(CallReader):
             text = text[:-1]
         if self.value_is_string:
             if text:
-                self.engine.call_args(self.index, json.dumps(text, ensure_ascii=False)[1:-1])
+                self._args(json.dumps(text, ensure_ascii=False)[1:-1])
         else:
             self.value_parts.append(text)
 
     def _value_done(self) -> None:
         if self.value_is_string:
-            self.engine.call_args(self.index, '"')
+            self._args('"')
             return
         raw = "".join(self.value_parts)
-        self.engine.call_args(self.index, _typed_value(raw, self._schema_for(self.key)))
+        self._args(_typed_value(raw, self._schema_for(self.key)))
 
     def _schema_for(self, key: str) -> dict[str, Any]:
         schema = self.engine.spec.tool_schemas.get(self.name) or {}
@@ -561,32 +580,34 @@ class TaggedCallReader(CallReader):
 
     def truncate(self) -> None:
         if self.index is None:
-            if self.phase not in ("name_prefix", "id_before", "name"):
-                self.index = self.engine.call_header(self.name, self.call_id)
-                self.engine.call_args(self.index, "{}")
+            if self.phase in ("name_prefix", "id_before", "name"):
+                return
+            self._announce()
+            if not self.engine.msg.tool_calls[self.index].arguments and self.phase in ("name_suffix", "id_after"):
+                self._args("{}")
                 self.engine.msg.tool_calls[self.index].truncated = True
-            return
+                return
         if self.phase == "literal_args":
             lit = self.fmt.literal
             try:
-                self.engine.call_args(self.index, literal_to_json(self.engine.buf[self.args_start:] + "",
+                self._args(literal_to_json(self.engine.buf[self.args_start:] + "",
                                                                    lit.quotes, lit.kv_sep))
             except (ValueError, IndexError):
-                self.engine.call_args(self.index, "{}")
+                self._args("{}")
         elif self.phase == "json_args" and self.scanner is not None and self.args is not None:
             if self.scanner.python:
-                self.engine.call_args(self.index, "{}")
+                self._args("{}")
             else:
                 self.args.push(self.scanner, 0, None)
-                self.engine.call_args(self.index, self.scanner.closing())
+                self._args(self.scanner.closing())
         elif self.phase in ("arg", "arg_key"):
             self._end_args()
         elif self.phase == "arg_value":
             if self.value_is_string:
-                self.engine.call_args(self.index, '"')
+                self._args('"')
             else:
-                self.engine.call_args(self.index, _typed_value("".join(self.value_parts), self._schema_for(self.key)))
-            self.engine.call_args(self.index, "}")
+                self._args(_typed_value("".join(self.value_parts), self._schema_for(self.key)))
+            self._args("}")
         self.engine.msg.tool_calls[self.index].truncated = True
 
 

@@ -95,6 +95,7 @@ class Engine:
         if s.extract_reasoning and s.reasoning_end:
             named.append(("rend", mk.pattern(s.reasoning_end)))
         self._content_pat = mk.compile_any(named)
+        self._content_alts = [regex.compile(src) for _, src in named if src]
         rnamed = [("rend", mk.pattern(s.reasoning_end))] if s.reasoning_end else []
         # a model that opens its tool calls without closing its reasoning: the calls end it
         self._rend_pat = mk.compile_any(rnamed)
@@ -243,8 +244,11 @@ class Engine:
             return
         self._content(self.buf[self.pos:m.start()])
         self.pos = m.start()
-        if m.partial:
-            return
+        if m.partial or (not final and m.end() == len(self.buf)):
+            return   # a longer marker may still match here: wait for more text
+        if not final and any((p := alt.match(self.buf, m.start(), partial=True)) is not None and p.partial
+                             for alt in self._content_alts):
+            return   # "<|close|>" is complete but "<|close|>response" may be coming
         kind = m.lastgroup or ""
         if kind == "rstart":
             self._boundary()
@@ -289,8 +293,8 @@ class Engine:
             return
         self._reasoning(self.buf[self.pos:m.start()])
         self.pos = m.start()
-        if m.partial:
-            return
+        if m.partial or (not final and m.end() == len(self.buf)):
+            return   # a longer marker may still match here: wait for more text
         self._boundary()
         self.state = "content"
         if m.lastgroup == "rend":

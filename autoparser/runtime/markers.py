@@ -71,6 +71,6 @@ def match_here(pat: regex.Pattern[str] | None, text: str, pos: int, final: bool)
     m = pat.match(text, i, partial=not final)
     if m is None:
         return "no", pos
-    if m.partial:
+    if m.partial or (not final and m.end() == n):
         return "more", pos
     return "match", m.end()
