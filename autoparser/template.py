@@ -143,6 +143,10 @@ class Request:
             return False, False, ""
         tail = self.prompt[-4000:]
         start, end = r.start.strip(), r.end.strip()
+        if end and tail.rstrip().endswith(end) and (not start or not tail.rstrip().endswith(start)):
+            i = tail.rfind(start) if start else -1
+            if i < 0 or not tail[i + len(start):].strip() or tail[i + len(start):].strip() == end:
+                return False, True, ""   # the prompt closes reasoning itself: thinking is off
         if start:
             i = tail.rfind(start)
             if i >= 0:
@@ -168,7 +172,7 @@ class Request:
             if final.get("role") == "assistant" and not final.get("content") and any(
                     final.get(k) for k in ("reasoning_content", "thinking", "reasoning")):
                 open_, off = True, False   # the model goes on with the reasoning it started
-        extract = self.reasoning_format != "none" and a.reasoning.mode != "none"
+        extract = self.reasoning_format != "none" and a.reasoning.mode != "none" and not off
         tools = a.tools if self.tools_active else None
         schemas = {}
         for t in self.tools or []:
@@ -183,7 +187,8 @@ class Request:
             content_start, content_end = "```json", "```"   # a fenced JSON answer: the fence is a marker
         return EngineSpec(
             reasoning_start=a.reasoning.start, reasoning_end=a.reasoning.end, extract_reasoning=extract,
-            start_in_reasoning=open_, reasoning_prefix=prefix, strip_leading_reasoning=off and extract,
+            start_in_reasoning=open_, reasoning_prefix=prefix,
+            strip_leading_reasoning=off and self.reasoning_format != "none",
             content_start=content_start, content_end=content_end, stop_markers=recognised, tools=tools,
             tool_schemas=schemas, json_trigger=self._json_trigger(tools, schemas), tool_names=tuple(schemas),
             id_prefix=f"call_{secrets.token_hex(4)}_")
@@ -244,13 +249,13 @@ class Request:
 
     @property
     def preserved_tokens(self) -> tuple[str, ...]:
-        return self.analysis.markers()
+        """Markers the sampler must keep whole (PRE.1); token-level when a tokenizer is known."""
+        return self.decisions.preserved_tokens
 
     @property
     def stop(self) -> tuple[str, ...]:
         """End-of-turn strings a server should stop generating at (PRE.5)."""
-        eos = self.template.renderer.eos_token
-        return tuple(dict.fromkeys([*self.analysis.end_of_turn, *([eos] if eos else [])]))
+        return self.decisions.stop
 
     # --- decisions (autoparser.decisions) ---
     @cached_property
@@ -269,6 +274,23 @@ class Request:
         """PRE.5: stop strings for the server; none when ``ignore_eos`` asks to run past end of turn."""
         return () if ignore_eos else self.decisions.stop
     # --- end decisions ---
+
+    # --- peg (autoparser.grammar.peg) ---
+    @cached_property
+    def peg(self) -> PegParser:  # noqa: F821 - autoparser.grammar.peg, imported on use
+        """The strict PEG parser for this request (``PegParser.text`` is its grammar), built on first use."""
+        from .grammar.peg import build_peg
+
+        return build_peg(self)
+
+    def parse_strict(self, text: str) -> Message:
+        """Parse a complete output that must match the format exactly.
+
+        Returns the message ``parse`` would give; raises ``ParseError`` (with the position)
+        where ``parse`` would degrade to content instead.
+        """
+        return self.peg.parse(text)
+    # --- end peg ---
 
 
 def polyfill_messages(messages: list[dict[str, Any]], analysis: Analysis) -> list[dict[str, Any]]:

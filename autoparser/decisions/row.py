@@ -100,7 +100,7 @@ class DecisionRow:
     reasoning_before_forced_call: ForcedReasoning
     # PRE.5 end of turn
     stop: tuple[str, ...]
-    # PRE.6 stray reasoning start when reasoning is off
+    # PRE.6 stray reasoning start when reasoning is off (template row: the template can switch it off)
     strip_leading_reasoning_start: bool
     leading_reasoning_start: str
 
@@ -200,6 +200,21 @@ def _after_tool_messages(args: Any) -> list[dict[str, Any]]:
 
 def _after_tool_state(template: ChatTemplate, markers: ReasoningMarkers, kwargs: dict[str, Any]) -> PromptState | None:
     """The prompt state when the last message is a tool result (None if the template refuses)."""
+    try:
+        key = json.dumps(kwargs, sort_keys=True)
+    except (TypeError, ValueError):
+        return _after_tool_state_uncached(template, markers, kwargs)
+    return _after_tool_state_cached(template.renderer.digest, key, markers, template)
+
+
+@functools.lru_cache(maxsize=1024)
+def _after_tool_state_cached(digest: str, kwargs_json: str, markers: ReasoningMarkers,
+                             template: ChatTemplate) -> PromptState | None:
+    return _after_tool_state_uncached(template, markers, json.loads(kwargs_json))
+
+
+def _after_tool_state_uncached(template: ChatTemplate, markers: ReasoningMarkers,
+                               kwargs: dict[str, Any]) -> PromptState | None:
     for args in ({"q": _PROBE_VALUE}, json.dumps({"q": _PROBE_VALUE})):
         gp = generation_part(template.renderer, _after_tool_messages(args), _PROBE_TOOLS, kwargs)
         if gp is not None:
@@ -238,70 +253,90 @@ def _template_row(template: ChatTemplate) -> DecisionRow:
     return _decide(template, None)
 
 
-def _decide(template: ChatTemplate, request: Request | None) -> DecisionRow:
-    a = template.analysis
-    markers = ReasoningMarkers.from_analysis(a)
-    kw: ReasoningKwargs = discover_reasoning_kwargs(template.renderer, markers)
-    kwargs = dict(request.chat_template_kwargs) if request is not None else {}
+def _request_state(template: ChatTemplate, request: Request | None, markers: ReasoningMarkers,
+                   kw: ReasoningKwargs) -> PromptState:
+    """The state of the request's generation prompt (the default prompt's without a request)."""
+    if request is None:
+        return kw.default_state
+    gp = generation_part(template.renderer, request.messages, request.tools, request.chat_template_kwargs,
+                         prompt=request.prompt)
+    return prompt_state(gp or "", markers, template.source)
 
-    # PRE.2 / PRE.3: the state of this prompt
+
+def _reseeds(template: ChatTemplate, request: Request | None, markers: ReasoningMarkers, kw: ReasoningKwargs,
+             state: PromptState) -> bool | None:
+    """PRE.3: does the prompt open reasoning after a tool result? None when it never opens it."""
     if request is not None:
-        gp = generation_part(template.renderer, request.messages, request.tools, kwargs, prompt=request.prompt)
-        state = prompt_state(gp or "", markers, template.source)
-    else:
-        state = kw.default_state
-    has_reasoning = a.reasoning.mode != "none" or kw.default_state != "plain" or bool(kw.off or kw.on)
-    off = has_reasoning and (state == "closed" or (state != "open" and kw.is_off(kwargs)))
-    opens = has_reasoning and state == "open"
-    wants = request.reasoning_format != "none" if request is not None else True
-    extract = a.reasoning.mode != "none" and not off and wants
+        if request.messages and request.messages[-1].get("role") == "tool":
+            return state == "open"
+        probe, user_state = dict(request.chat_template_kwargs), state
+    elif kw.default_state == "open":
+        probe, user_state = {}, "open"
+    else:   # the setting that opens reasoning, if any (DeepSeek V4's thinking=true)
+        probe = kw.on_kwargs()
+        user_state = next((kw.state_of(k, v) for k, v in probe.items()), kw.default_state)
+    if user_state != "open":
+        return None
+    return _after_tool_state(template, markers, probe) == "open"
 
-    # PRE.3: tool continuation
-    if request is not None and request.messages and request.messages[-1].get("role") == "tool":
-        reseeds: bool | None = opens
-    else:
-        probe_kwargs = kwargs if request is not None else ({} if kw.default_state == "open" else kw.on_kwargs())
-        user_state = state if request is not None else (kw.state_of(*next(iter(probe_kwargs.items())))
-                                                         if probe_kwargs else kw.default_state)
-        if not has_reasoning or user_state != "open":
-            reseeds = None
-        else:
-            reseeds = _after_tool_state(template, markers, probe_kwargs) == "open"
 
-    # PRE.4
-    forced = _forced(request.tool_choice) if request is not None else False
-    before: ForcedReasoning = "none" if not has_reasoning or off else "required" if opens else "allowed"
-
-    # PRE.6
+def _stray_start(template: ChatTemplate, markers: ReasoningMarkers, kw: ReasoningKwargs) -> str:
+    """PRE.6: the reasoning start marker the model could still write (from the analysis, else the prompt)."""
     start = core_start(markers)
-    if not start and has_reasoning:
-        on_gp = generation_part(template.renderer, [{"role": "user", "content": "Hi"}], None, kw.on_kwargs())
-        if on_gp and prompt_state(on_gp, markers, template.source) == "open":
-            start = _opener_in(on_gp)
-    can_switch_off = off if request is not None else bool(kw.off) or off
-    strip = bool(start) and can_switch_off and not forced
+    if start:
+        return start
+    on_gp = generation_part(template.renderer, [{"role": "user", "content": "Hi"}], None, kw.on_kwargs())
+    if on_gp and prompt_state(on_gp, markers, template.source) == "open":
+        return _opener_in(on_gp)
+    return ""
 
-    # PRE.1: the markers this parser needs
-    groups = marker_groups(a)
+
+def _needed_groups(template: ChatTemplate, request: Request | None, start: str, reasoning_needed: bool
+                   ) -> dict[str, tuple[str, ...]]:
+    """PRE.1: the marker groups this parser needs (all of them for a template row)."""
+    groups = marker_groups(template.analysis)
     if "reasoning" not in groups and start:   # the analysis missed a reasoning block the prompt opens
         closer = next((c for c in closing_candidates(start) if c in template.source), "")
         groups = {"reasoning": tuple(m for m in (start, closer) if m), **groups}
-    if request is not None:
-        needed = {"content"}
-        if extract or strip:
-            needed.add("reasoning")
-        if request.tools_active:
-            needed.add("tools")
-        groups = {k: v for k, v in groups.items() if k in needed}
-    markers_needed = tuple(m for g in groups.values() for m in g)
+    if request is None:
+        return groups
+    needed = {"content"} | ({"reasoning"} if reasoning_needed else set()) | \
+        ({"tools"} if request.tools_active else set())
+    return {k: v for k, v in groups.items() if k in needed}
+
+
+def _decide(template: ChatTemplate, request: Request | None) -> DecisionRow:
+    a = template.analysis
+    markers = ReasoningMarkers.from_analysis(a)
+    kw = discover_reasoning_kwargs(template.renderer, markers)
+    kwargs = dict(request.chat_template_kwargs) if request is not None else {}
+
+    # PRE.2 / PRE.3: is reasoning off, or opened by the prompt?
+    state = _request_state(template, request, markers, kw)
+    has_reasoning = a.reasoning.mode != "none" or kw.default_state != "plain" or bool(kw.off or kw.on)
+    off = has_reasoning and (state == "closed" or (state != "open" and kw.is_off(kwargs)))
+    opens = has_reasoning and state == "open"
+    wants = request is None or request.reasoning_format != "none"
+    extract = a.reasoning.mode != "none" and not off and wants
+    reseeds = _reseeds(template, request, markers, kw, state) if has_reasoning else None
+
+    # PRE.4 / PRE.6
+    forced = request is not None and _forced(request.tool_choice)
+    before: ForcedReasoning = "none" if not has_reasoning or off else "required" if opens else "allowed"
+    start = _stray_start(template, markers, kw) if has_reasoning else ""
+    can_be_off = off if request is not None else off or bool(kw.off)
+    strip = bool(start) and can_be_off and not forced
+
+    # PRE.1
+    groups = _needed_groups(template, request, start, extract or strip)
+    needed = tuple(m for g in groups.values() for m in g)
     special = template.special_tokens
-    report = special_token_status(markers_needed, special)
-    applied = _applied(markers_needed, special)
+    report = special_token_status(needed, special)
 
     return DecisionRow(
         template=template.name,
         skip_special_tokens=report.skip_special_tokens,
-        skip_special_tokens_applied=applied,
+        skip_special_tokens_applied=_applied(needed, special),
         special_tokens_source=report.source,
         preserved_tokens=report.preserved_tokens,
         special_tokens_reason=report.reason,

@@ -72,8 +72,11 @@ class Engine:
         named: list[tuple[str, str]] = []
         if s.extract_reasoning and s.reasoning_start:
             named.append(("rstart", mk.pattern(s.reasoning_start)))
-        if s.strip_leading_reasoning and s.reasoning_start and s.reasoning_end:
-            named.append(("rstray", mk.pattern(s.reasoning_start) + r"[\s\S]*?" + mk.pattern(s.reasoning_end)))
+        if s.strip_leading_reasoning and s.reasoning_start:
+            # reasoning is off but the model opens a block anyway (PRE.6): its markers are dropped
+            named.append(("rstray", r"\A\s*" + mk.pattern(s.reasoning_start)))
+            if s.reasoning_end:
+                named.append(("rstray2", mk.pattern(s.reasoning_end)))
         if t is not None and t.style != "none":
             if t.section_end and not t.section_start:
                 named.append(("send", mk.pattern(t.section_end)))   # a section end after trailing content
@@ -258,7 +261,7 @@ class Engine:
             # a close with no open: what came before, if it was the first thing, was reasoning
             self.pos = m.end()
             self._boundary()
-        elif kind == "rstray":
+        elif kind in ("rstray", "rstray2"):
             self.pos = m.end()
             self._boundary()
         elif kind == "tsection":
