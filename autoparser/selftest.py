@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from .diff.split import fix_prefix_end
 from .errors import AutoparserError
 from .runtime.message import merge_deltas
 
@@ -152,38 +153,41 @@ def _common_prefix(a: str, b: str) -> int:
 def _after_prefill(prompt: str, full: str, msg: dict[str, Any], reasoning: ReasoningFormat) -> str | None:
     """Model output for a prompt that ends inside (or right after) a reasoning block the turn leaves out.
 
-    An opened block (``<think>\\n``) means the model writes its reasoning, closes the block
-    with the analysed end marker, then the turn; an empty closed block (thinking off)
-    means the turn follows directly. None when the prompt ends with no such block.
+    The text the prompt adds that the rendered turn does not repeat must be (the end of)
+    the analysed opening marker, the model then writes its reasoning (or nothing), the
+    closing marker and the turn; or an opened and closed empty block (thinking off), and
+    the turn follows directly. None when the prompt ends with no such block.
     """
-    opening, closing = reasoning.start.strip(), reasoning.end
-    if reasoning.mode != "tagged" or not opening or not closing.strip():
+    opening, closing = reasoning.start.strip(), reasoning.end.strip()
+    if reasoning.mode != "tagged" or not opening or not closing:
         return None
-    i = prompt.rfind(opening)
-    if i < 0:
+    cut = fix_prefix_end(prompt, _common_prefix(prompt, full))
+    added = prompt[cut:].strip()
+    closed = False
+    if added.endswith(closing) and added != closing:
+        head = added[: -len(closing)].strip()
+        closed = bool(head) and opening.endswith(head)
+        if not closed:
+            return None
+    elif not (added and opening.endswith(added)):
         return None
-    after = prompt[i + len(opening):].strip()
-    closed = after == closing.strip()
-    if after and not closed:
-        return None
-    base = prompt[:i]
-    if not full.startswith(base):
-        return None
-    turn = full[len(base):].lstrip()
-    if turn.startswith(opening) and closing.strip() in turn:
-        head, _, tail = turn.partition(closing.strip())
-        if head[len(opening):].strip():
+    turn = full[cut:].lstrip()
+    # the template may itself render part of the block at the turn's start
+    marker = added if not closed else added[: -len(closing)].strip()
+    if turn.startswith(marker) and closing in turn:
+        head, _, tail = turn.partition(closing)
+        if head[len(marker):].strip():
             return None  # the turn renders real reasoning: not a prefill case
         turn = tail
-    elif turn.startswith(closing.strip()):
-        turn = turn[len(closing.strip()):]
+    elif turn.startswith(closing):
+        turn = turn[len(closing):]
     turn = turn.lstrip()
     text = msg.get("reasoning_content") or ""
     if closed:
         return None if text else turn
     if text and text in turn:
         return turn  # the template writes the reasoning and its close itself
-    return text + closing + turn
+    return text + reasoning.end + turn
 
 
 def generated_part(prompt: str, full: str, msg: dict[str, Any], reasoning: ReasoningFormat) -> str | None:
@@ -328,10 +332,15 @@ class _Runner:
 
     def _end_of_turn(self, history: list[dict[str, Any]], kwargs: dict[str, Any]) -> str:
         probe = {"role": "assistant", "content": _EOT_PROBE}
-        try:
-            prompt = self._render(history, None, True, kwargs)
-            full = self._render([*history, probe], None, False, kwargs)
-        except AutoparserError:
+        prompt = full = ""
+        for tools in (None, PROBE_TOOLS):   # some tool-use templates only render with tools
+            try:
+                prompt = self._render(history, tools, True, kwargs)
+                full = self._render([*history, probe], tools, False, kwargs)
+                break
+            except AutoparserError:
+                continue
+        else:
             return ""
         if _EOT_PROBE not in full or generated_part(prompt, full, probe, self.analysis.reasoning) is None:
             return ""

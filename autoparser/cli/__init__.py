@@ -43,8 +43,8 @@ def register_command(name: str, module: str) -> None:
 
 
 def _description(mod: ModuleType) -> str:
-    doc = (mod.__doc__ or "").strip()
-    return doc.split("\n\n")[0] if doc else ""
+    """The module docstring, shown whole by ``autoparser COMMAND --help``."""
+    return (mod.__doc__ or "").strip()
 
 
 def build_parser() -> argparse.ArgumentParser:

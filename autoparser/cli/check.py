@@ -90,44 +90,41 @@ def _groups(items: list[Item]) -> dict[str, int]:
     return dict(groups)
 
 
-def _results(items: list[Item], options: Options, jobs: int) -> Iterator[tuple[int, list[dict[str, Any]]]]:
-    """(item index, results) as they complete, in a process pool when it pays off."""
-    if jobs <= 1 or len(items) < IN_PROCESS_BELOW:
-        for i, item in enumerate(items):
-            yield i, check_item(item, options)
-        return
-    with ProcessPoolExecutor(max_workers=min(jobs, len(items))) as pool:
-        futures = {pool.submit(check_item, item, options): i for i, item in enumerate(items)}
-        for fut in as_completed(futures):
-            yield futures[fut], fut.result()
-
-
 def run_checks(items: list[Item], options: Options, *, jobs: int = 1, progress: bool = False) -> list[Result]:
-    """Check every item; results come back in the order of ``items``."""
+    """Check every item; results come back in the order of ``items``.
+
+    With ``jobs`` > 1 the items go to a process pool; its workers start before the progress
+    bar's refresh thread, so no thread is running when they fork.
+    """
     done: dict[int, list[dict[str, Any]]] = {}
-    advance: Callable[[Item], None] = lambda item: None  # noqa: E731
+    pool = None
+    if jobs > 1 and len(items) >= IN_PROCESS_BELOW:
+        pool = ProcessPoolExecutor(max_workers=min(jobs, len(items)))
     bar = None
-    if progress:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                       TimeElapsedColumn(), console=console(stderr=True), transient=False)
-        tasks = {group: bar.add_task(group, total=n) for group, n in _groups(items).items()}
-
-        def advance(item: Item) -> None:
-            bar.advance(tasks[item.group])
-
-        bar.start()
     try:
-        for i, res in _results(items, options, jobs):
+        futures = {pool.submit(check_item, item, options): i for i, item in enumerate(items)} if pool else {}
+        if progress:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                           TimeElapsedColumn(), console=console(stderr=True), transient=False)
+            tasks = {group: bar.add_task(group, total=n) for group, n in _groups(items).items()}
+            bar.start()
+        completed: Iterator[tuple[int, list[dict[str, Any]]]] = (
+            ((futures[f], f.result()) for f in as_completed(futures)) if pool
+            else ((i, check_item(item, options)) for i, item in enumerate(items)))
+        for i, res in completed:
             done[i] = res
-            advance(items[i])
+            if bar is not None:
+                bar.advance(tasks[items[i].group])
     finally:
         if bar is not None:
             bar.stop()
             if not bar.console.is_terminal:
                 bar.console.line()   # not animated: the final bar is printed once, without a newline
             bar.console.file.flush()
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
     return [Result.from_dict(r) for i in range(len(items)) for r in done[i]]
 
 
@@ -160,6 +157,12 @@ def _selftest_cell(r: Result) -> str:
     return f"{c['pass']}/{c['fail']}/{c['n/a']}"
 
 
+def _short_name(r: Result) -> str:
+    """The template's path relative to the folder it was found in (the table's title names the folder)."""
+    prefix = r.group.rstrip("/\\") + os.sep
+    return r.display[len(prefix):] if r.display.startswith(prefix) else r.display
+
+
 def _detail(r: Result) -> str:
     if not r.problems:
         return r.expectation if r.expectation != "skipped" else ""
@@ -179,7 +182,10 @@ def report_text(results: list[Result], seconds: float, args: argparse.Namespace)
     out = console()
     shown = results if args.verbose else [r for r in results if r.problems]
     if shown:
-        table = Table(title="Templates" if args.verbose else "Templates with problems", title_justify="left")
+        folders = sorted({r.group for r in shown if r.display.startswith(r.group.rstrip("/\\") + os.sep)})
+        title = ("Templates" if args.verbose else "Templates with problems") + (
+            f" (in {', '.join(folders)})" if folders else "")
+        table = Table(title=title, title_justify="left")
         table.add_column("template", overflow="fold")
         table.add_column("status")
         table.add_column("reasoning")
@@ -187,7 +193,7 @@ def report_text(results: list[Result], seconds: float, args: argparse.Namespace)
         table.add_column("self-test\npass/fail/na", justify="center")
         table.add_column("details", overflow="fold", ratio=1)
         for r in shown:
-            table.add_row(r.display, Text(r.status, style=STATUS_STYLE[r.status]), r.reasoning or "-", r.tools or "-",
+            table.add_row(_short_name(r), Text(r.status, style=STATUS_STYLE[r.status]), r.reasoning or "-", r.tools or "-",
                           _selftest_cell(r), _detail(r))
         out.print(table)
     s = summary(results, seconds)
