@@ -2,31 +2,61 @@
 
 It reproduces Hugging Face transformers' environment (``trim_blocks``,
 ``lstrip_blocks``, ``loopcontrols``, ``{% generation %}``, ``tojson`` without
-HTML escaping, ``raise_exception``, ``strftime_now``) inside jinja2's sandbox,
-and adds what transformers lacks:
+HTML escaping, ``raise_exception``, ``strftime_now``, ``dict``, a ``namespace``
+that refuses ``_``-prefixed names) inside jinja2's sandbox, and adds what
+transformers lacks. Every added check is a no-op on the values real templates
+build, so output stays identical:
 
-* a time budget, checked on every attribute access, call and loop step;
-* an output budget, checked while the template output is generated and on
-  string/list multiplication;
-* llama.cpp compatibility: containers the template builds itself may be
+* **time**: a deadline checked on every attribute or item access, call,
+  operator, filter and loop step (``for`` loops iterate through
+  :meth:`ChatSandbox.loop_iter`, emitted by :class:`LimitedCodeGenerator`);
+* **size**: no string longer than ``limits.max_output`` and no container whose
+  printed form could exceed it (its *weight*, see :func:`weight`) is ever
+  built. Checks sit where values are made: ``~`` (``visit_Concat``), ``+ * ** %``
+  (``intercepted_binops``), list/tuple/dict literals, block and macro buffers,
+  filters (each wrapped), method calls (``call``), ``str.format`` and ``range``.
+  Arguments that amplify (a width, a count, a separator) are checked before
+  the operation allocates anything;
+* **work**: the characters and items built in one render are summed and capped
+  at ``limits.max_work``, which bounds memory held across many statements;
+* **llama.cpp compatibility**: containers the template builds itself may be
   mutated (``ns.items.append(x)``), while the caller's inputs stay immutable.
+
+Recursion is bounded by Python's recursion limit; callers turn ``RecursionError``
+into :class:`~autoparser.errors.TemplateLimitError`.
 """
 
 from __future__ import annotations
 
 import contextvars
+import functools
+import itertools
 import json
 import os
+import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, ItemsView, Iterator, KeysView, Mapping, ValuesView
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from string import Formatter
+from types import BuiltinMethodType, MethodType
 from typing import Any
 
 import jinja2
 from jinja2 import nodes
+from jinja2.compiler import CodeGenerator, Frame, optimizeconst
 from jinja2.ext import Extension, loopcontrols
-from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedEnvironment, modifies_known_mutable
+from jinja2.runtime import Undefined, markup_join
+from jinja2.sandbox import (
+    ImmutableSandboxedEnvironment,
+    SandboxedEnvironment,
+    SandboxedEscapeFormatter,
+    SandboxedFormatter,
+    SecurityError,
+    modifies_known_mutable,
+)
+from jinja2.utils import Namespace, pass_environment, pass_eval_context
+from markupsafe import Markup
 
 from ..errors import TemplateLimitError
 
@@ -36,29 +66,226 @@ class RenderLimits:
     """Bounds for one render. Defaults suit every real template seen so far."""
 
     timeout_s: float = 2.0          # wall-clock seconds per render
-    max_output: int = 2_000_000     # characters of output (and of any single string built)
-    max_range: int = 100_000        # largest range() a template may ask for
+    max_output: int = 2_000_000     # characters of output, and of any single string or container built
+    max_range: int = 100_000        # largest range() a template may ask for (jinja's own MAX_RANGE)
+
+    @property
+    def max_work(self) -> int:
+        """Characters and items one render may build in total (32 outputs' worth)."""
+        return 32 * self.max_output
+
+
+_DEFAULT_LIMITS = RenderLimits()
+_MAX_DEPTH = 256                    # nesting depth of a container the template prints
+_MAX_INT_BITS = 100_000             # size of an integer `*` or `**` may build
+_MAX_STRIPTAGS_WORK = 200_000_000   # markupsafe's striptags is quadratic in the number of tags
 
 
 @dataclass
 class _RenderState:
     deadline: float
     limits: RenderLimits
-    input_ids: frozenset[int]
+    inputs: Mapping[int, int]       # id -> weight of every container the caller passed
+    work: int = 0
 
 
 _STATE: contextvars.ContextVar[_RenderState | None] = contextvars.ContextVar("autoparser_render", default=None)
 
 
+def _limit_error(message: str) -> TemplateLimitError:
+    return TemplateLimitError(message, phase="render")
+
+
+def _timeout(state: _RenderState) -> TemplateLimitError:
+    return _limit_error(f"render exceeded {state.limits.timeout_s:g} s")
+
+
 def _check_deadline() -> None:
     state = _STATE.get()
     if state is not None and time.monotonic() > state.deadline:
-        raise TemplateLimitError(f"render exceeded {state.limits.timeout_s:g} s", phase="render")
+        raise _timeout(state)
 
 
-def tojson(x: Any, ensure_ascii: bool = False, indent: int | None = None,
+def _limits(state: _RenderState | None) -> RenderLimits:
+    return state.limits if state is not None else _DEFAULT_LIMITS
+
+
+def _cap() -> int:
+    return _limits(_STATE.get()).max_output
+
+
+def _refuse_size(size: int, cap: int, what: str) -> None:
+    if size > cap:
+        raise _limit_error(f"{what} would be {size} characters or items long (limit {cap})")
+
+
+def _charge(state: _RenderState | None, n: int) -> None:
+    """Count ``n`` characters or items built towards the render's work budget."""
+    if state is None:
+        return
+    state.work += n
+    if state.work > state.limits.max_work:
+        raise _limit_error(f"render built more than {state.limits.max_work} characters in total")
+
+
+# -- weights ----------------------------------------------------------------------------------------------
+
+_SEQUENCES = (list, tuple, set, frozenset, KeysView, ValuesView)
+_CONTAINERS = (list, tuple, dict, set, frozenset, Namespace)
+_PRINTABLE_CONTAINERS = (*_CONTAINERS, KeysView, ValuesView, ItemsView)
+
+
+def _namespace_attrs(ns: Namespace) -> dict[str, Any]:
+    return object.__getattribute__(ns, "_Namespace__attrs")  # type: ignore[no-any-return]
+
+
+def _children(x: Any) -> Iterator[Any] | None:
+    """The children of a container the weight walk descends into, or None for a leaf."""
+    t = type(x)
+    if t is list or t is tuple or t is set or t is frozenset:
+        return iter(x)
+    if t is dict:
+        return itertools.chain.from_iterable(x.items())
+    if isinstance(x, Namespace):
+        return itertools.chain.from_iterable(_namespace_attrs(x).items())
+    if isinstance(x, (str, int, float, Undefined)) or x is None:
+        return None
+    if isinstance(x, _SEQUENCES):
+        return iter(x)
+    if isinstance(x, Mapping):
+        return itertools.chain.from_iterable(x.items())
+    if isinstance(x, ItemsView):
+        return itertools.chain.from_iterable(x)
+    return None
+
+
+def _leaf_weight(x: Any) -> int:
+    t = type(x)
+    if t is int:
+        return x.bit_length() // 3 + 2
+    if t is float or t is bool or x is None:
+        return 24
+    if isinstance(x, str):
+        return len(x)
+    if isinstance(x, Undefined):
+        return 0
+    return 64
+
+
+def weight(x: Any, cap: int | None = None, *, per_item: int = 2, indent: int = 0, what: str = "value") -> int:
+    """An upper estimate of ``len(str(x))``; raises TemplateLimitError past ``cap``.
+
+    Shared references count once per occurrence, as printing expands them, so
+    ``[s, s, s]`` weighs three times ``s``. Caller inputs use their precomputed
+    weight. ``per_item`` and ``indent`` (per nesting level) model separators and
+    JSON indentation. Strings count their length: escaping may multiply that by
+    a small constant, which the size check on the printed result catches.
+    """
+    if type(x) is str:
+        if cap is not None and len(x) > cap:
+            _refuse_size(len(x), cap, what)
+        return len(x)
+    state = _STATE.get()
+    inputs = state.inputs if state is not None else {}
+    limit = cap if cap is not None else float("inf")
+    total = 0
+    steps = 0
+    stack: list[tuple[Iterator[Any], int]] = [(iter((x,)), 0)]
+    while stack:
+        it, depth = stack[-1]
+        pad = per_item + indent * depth
+        for child in it:
+            steps += 1
+            if steps & 0x3FFF == 0:
+                _check_deadline()
+            t = type(child)
+            if t is str:
+                total += len(child) + pad
+            elif t is int:
+                total += child.bit_length() // 3 + 2 + pad
+            elif t is float or t is bool or child is None:
+                total += 24 + pad
+            elif id(child) in inputs:
+                total += inputs[id(child)] + pad
+            else:
+                sub = _children(child)
+                if sub is None:
+                    total += _leaf_weight(child) + pad
+                else:
+                    total += 2 + pad
+                    if depth >= _MAX_DEPTH:
+                        raise _limit_error(f"{what} nests deeper than {_MAX_DEPTH} levels")
+                    stack.append((sub, depth + 1))
+                    break
+            if total > limit:
+                break
+        else:
+            stack.pop()
+        if total > limit:
+            _refuse_size(int(total), int(limit), what)
+    return total
+
+
+def input_weights(context: Mapping[str, Any]) -> dict[int, int]:
+    """The weight of every list, tuple and dict reachable from ``context`` (plain data), by id."""
+    out: dict[int, int] = {}
+
+    def walk(x: Any, depth: int) -> int:
+        t = type(x)
+        if t is str:
+            return len(x)
+        if t is dict:
+            w = 2
+            for k, v in x.items():
+                w += 4 + (len(k) if type(k) is str else walk(k, depth + 1)) \
+                    + (len(v) if type(v) is str else walk(v, depth + 1))
+        elif t is list or t is tuple:
+            w = 2
+            for v in x:
+                w += 2 + (len(v) if type(v) is str else walk(v, depth + 1))
+        else:
+            return _leaf_weight(x)
+        if depth > 200:
+            raise _limit_error("input nests deeper than 200 levels")
+        out[id(x)] = w
+        return w
+
+    for value in context.values():
+        walk(value, 0)
+    return out
+
+
+def _check_built(value: Any, state: _RenderState | None, what: str) -> Any:
+    """Refuse a freshly built string or container past the size limit; charge it to the work budget."""
+    limits = state.limits if state is not None else _DEFAULT_LIMITS
+    if isinstance(value, str):
+        n = len(value)
+    elif isinstance(value, _CONTAINERS):
+        if state is not None and id(value) in state.inputs:
+            return value
+        n = len(_namespace_attrs(value)) if isinstance(value, Namespace) else len(value)
+        weight(value, limits.max_output, what=what)
+    else:
+        return value
+    if n > limits.max_output:
+        _refuse_size(n, limits.max_output, what)
+    if state is not None:
+        state.work += n
+        if state.work > limits.max_work:
+            _charge(state, 0)
+    return value
+
+
+# -- transformers' globals and filters ----------------------------------------------------------------------
+
+def tojson(x: Any, ensure_ascii: bool = False, indent: int | str | None = None,
            separators: tuple[str, str] | None = None, sort_keys: bool = False) -> str:
     """transformers' ``tojson``: no HTML escaping, keys kept in order."""
+    cap = _cap()
+    step = indent if isinstance(indent, int) else len(indent) if isinstance(indent, str) else 0
+    _refuse_size(step, cap, "tojson indent")
+    sep = sum(len(s) for s in separators if isinstance(s, str)) if isinstance(separators, (tuple, list)) else 2
+    weight(x, cap, per_item=2 + sep + (indent is not None), indent=max(step, 0), what="tojson input")
     return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
 
 
@@ -78,101 +305,626 @@ def strftime_now(fmt: str) -> str:
     return _now().strftime(fmt)
 
 
+class TemplateDict:
+    """transformers' ``dict`` global: ``dict(...)`` and ``dict.fromkeys`` only."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> dict[Any, Any]:
+        return dict(*args, **kwargs)
+
+    def fromkeys(self, *args: Any, **kwargs: Any) -> dict[Any, Any]:
+        return dict.fromkeys(*args, **kwargs)
+
+
+class TemplateNamespace(Namespace):
+    """transformers' ``namespace``: refuses ``_``-prefixed names; here also bounded in size."""
+
+    def __init__(*args: Any, **kwargs: Any) -> None:  # jinja's signature trick: namespace(self=1)
+        self, args = args[0], args[1:]
+        attrs = dict(*args, **kwargs)
+        for name in attrs:
+            TemplateNamespace._check_name(name)
+        Namespace.__init__(self, attrs)
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        TemplateNamespace._check_name(name)
+        Namespace.__setitem__(self, name, value)
+        if value is not None and not isinstance(value, (str, int, float)):
+            weight(self, _cap(), what="namespace")
+
+    @staticmethod
+    def _check_name(name: Any) -> None:
+        if isinstance(name, str) and name.startswith("_"):
+            raise SecurityError(
+                f"Chat templates cannot store underscore-prefixed attributes on a namespace, but got {name!r}. "
+                "Please rename the attribute.")
+
+
+def _safe_range(*args: int) -> range:
+    """jinja's ``safe_range`` with our limit; loops over it check the deadline in ``loop_iter``."""
+    limit = _limits(_STATE.get()).max_range
+    rng = range(*args)
+    if len(rng) > limit:
+        raise _limit_error(f"range of {len(rng)} items exceeds the limit of {limit}")
+    return rng
+
+
+def _lipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> str:  # jinja's parameter names
+    if n * max > 100_000:
+        raise _limit_error(f"lipsum of {n} paragraphs of up to {max} words is too large")
+    return jinja2.utils.generate_lorem_ipsum(n=n, html=html, min=min, max=max)
+
+
 class GenerationTag(Extension):
-    """transformers' ``{% generation %}...{% endgeneration %}``: renders its body unchanged."""
+    """transformers' ``{% generation %}...{% endgeneration %}``: a call block that returns its body."""
 
     tags = {"generation"}  # noqa: RUF012 - jinja's Extension API
 
-    def parse(self, parser: Any) -> list[nodes.Node]:
-        next(parser.stream)
-        return parser.parse_statements(("name:endgeneration",), drop_needle=True)
+    def parse(self, parser: Any) -> nodes.Node:
+        lineno = next(parser.stream).lineno
+        body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
+        return nodes.CallBlock(self.call_method("_generation_support"), [], [], body).set_lineno(lineno)
+
+    @pass_eval_context
+    def _generation_support(self, context: Any, caller: Any) -> str:
+        return caller()  # type: ignore[no-any-return]
+
+
+# -- amplification checks -----------------------------------------------------------------------------------
+
+_PERCENT_SPEC = re.compile(r"%(?:\(([^)]*)\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?[hlL]?(.)", re.S)
+_SPEC_NUMBER = re.compile(r"\d+")
+
+
+def _number_bound(num: str, cap: int, what: str) -> int:
+    if len(num) > 12:
+        _refuse_size(10**12, cap, what)
+    return int(num)
+
+
+def _percent_bound(fmt: str, args: Any, cap: int) -> None:
+    """Refuse ``fmt % args`` when its result could exceed ``cap`` (widths, precisions, repeated keys)."""
+    total = len(fmt)
+    mapping = isinstance(args, Mapping)
+    star = max((abs(a) for a in (args if isinstance(args, tuple) else (args,)) if isinstance(a, int)), default=0)
+    keyed = False
+    for key, width, prec, _conv in _PERCENT_SPEC.findall(fmt):
+        for num in (width, prec):
+            total += star if num == "*" else _number_bound(num, cap, "formatted string") if num else 0
+        if key and mapping:
+            keyed = True
+            total += weight(args.get(key), cap, what="format argument")
+        total += 32
+        _refuse_size(total, cap, "formatted string")
+    if not keyed:
+        total += weight(args, cap, what="format argument")
+    _refuse_size(total, cap, "formatted string")
+
+
+class LimitedFormatter(SandboxedFormatter):
+    """jinja's sandboxed ``str.format`` with bounded field widths and result size."""
+
+    def __init__(self, env: jinja2.Environment, **kwargs: Any) -> None:
+        super().__init__(env, **kwargs)
+        self._size = 0
+
+    def vformat(self, format_string: str, args: Any, kwargs: Any) -> str:
+        self._size = len(format_string)
+        return super().vformat(format_string, args, kwargs)
+
+    def convert_field(self, value: Any, conversion: str | None) -> Any:
+        if conversion:
+            weight(value, _cap(), what="format argument")
+        return super().convert_field(value, conversion)
+
+    def format_field(self, value: Any, format_spec: str) -> Any:
+        cap = _cap()
+        for num in _SPEC_NUMBER.findall(format_spec):
+            _refuse_size(_number_bound(num, cap, "format width"), cap, "format width")
+        _refuse_size(self._size + weight(value, cap, what="format argument"), cap, "formatted string")
+        out = super().format_field(value, format_spec)
+        self._size += len(out)
+        _refuse_size(self._size, cap, "formatted string")
+        return out
+
+
+class _LimitedEscapeFormatter(LimitedFormatter, SandboxedEscapeFormatter):
+    pass
+
+
+def _arg(args: tuple[Any, ...], kwargs: dict[str, Any], i: int, name: str, default: Any = None) -> Any:
+    return args[i] if len(args) > i else kwargs.get(name, default)
+
+
+def _replace_bound(s: Any, old: Any, new: Any, count: Any, cap: int) -> None:
+    if not (isinstance(s, str) and isinstance(old, str) and isinstance(new, str)) or len(new) <= len(old):
+        return
+    hits = len(s) + 1 if old == "" else s.count(old)
+    if isinstance(count, int) and count >= 0:
+        hits = min(hits, count)
+    _refuse_size(len(s) + hits * (len(new) - len(old)), cap, "replace result")
+
+
+def _striptags_bound(s: Any) -> None:
+    if isinstance(s, str) and len(s) * s.count("<") > _MAX_STRIPTAGS_WORK:
+        raise _limit_error(f"striptags over {s.count('<')} tags in {len(s)} characters is too slow")
+
+
+def _join_items(sep: str, items: Any, cap: int, what: str = "join result") -> list[Any]:
+    """Materialize ``items`` and refuse a join whose result could exceed ``cap``."""
+    items = list(items)
+    total = len(sep) * max(len(items) - 1, 0)
+    _refuse_size(total, cap, what)
+    weight(items, cap - total, per_item=0, what=what)
+    return items
+
+
+def _check_str_call(owner: str, name: str, args: tuple[Any, ...], kwargs: dict[str, Any],
+                    cap: int) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """Refuse a str method call that would build more than ``cap`` characters."""
+    if name in ("center", "ljust", "rjust", "zfill"):
+        width = _arg(args, kwargs, 0, "width", 0)
+        if isinstance(width, int):
+            _refuse_size(width, cap, f"str.{name} result")
+    elif name == "expandtabs":
+        size = _arg(args, kwargs, 0, "tabsize", 8)
+        if isinstance(size, int):
+            _refuse_size(len(owner) + owner.count("\t") * max(size, 0), cap, "str.expandtabs result")
+    elif name == "replace":
+        _replace_bound(owner, _arg(args, kwargs, 0, "old"), _arg(args, kwargs, 1, "new"),
+                       _arg(args, kwargs, 2, "count", -1), cap)
+    elif name == "join" and args:
+        args = (_join_items(owner, args[0], cap, "str.join result"), *args[1:])
+    elif name == "translate" and args and isinstance(args[0], Mapping):
+        longest = max((len(v) for v in args[0].values() if isinstance(v, str)), default=1)
+        _refuse_size(len(owner) * max(longest, 1), cap, "str.translate result")
+    elif name == "striptags":
+        _striptags_bound(owner)
+    return args, kwargs
+
+
+_GROWING_METHODS = frozenset({"append", "extend", "insert", "update", "setdefault", "add",
+                              "symmetric_difference_update"})
+_MUTATING_NAMES = frozenset().union(*(names for _, names in jinja2.sandbox._mutable_spec))
+_DICT_ATTRIBUTES = frozenset(dir(dict))
+_LOOKUP_METHODS = frozenset({"get", "pop", "index", "count", "find", "rfind", "startswith", "endswith",
+                             "keys", "values", "items"})
+
+
+# -- filters ------------------------------------------------------------------------------------------------
+
+# filters that turn their first argument into a string (a container's printed form)
+_STRINGIFYING = frozenset({
+    "capitalize", "center", "e", "escape", "forceescape", "format", "indent", "lower", "pprint", "replace",
+    "safe", "string", "striptags", "title", "trim", "truncate", "upper", "urlencode", "urlize", "wordcount",
+    "wordwrap", "xmlattr",
+})
+_PRECHECKED = _STRINGIFYING | {"join", "batch", "slice"}
+
+
+def _filter_precheck(name: str, args: tuple[Any, ...], kwargs: dict[str, Any],
+                     limits: RenderLimits) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """Refuse a filter call that could build more than the size limit; ``args`` exclude the pass-arg."""
+    cap = limits.max_output
+    value = args[0] if args else None
+    text: str | None = None
+    if name in _STRINGIFYING:
+        if not isinstance(value, str):
+            weight(value, cap, what=f"input of |{name}")
+        text = value if isinstance(value, str) else str(value)
+    if name == "join":
+        sep = str(_arg(args, kwargs, 1, "d", ""))
+        args = (_join_items(sep, value, cap, "|join result"), *args[1:])
+    elif name == "center":
+        width = _arg(args, kwargs, 1, "width", 80)
+        if isinstance(width, int):
+            _refuse_size(width, cap, "|center result")
+    elif name == "indent" and text is not None:
+        width = _arg(args, kwargs, 1, "width", 4)
+        step = width if isinstance(width, int) else len(width) if isinstance(width, str) else 0
+        _refuse_size(len(text) + (text.count("\n") + 1) * max(step, 0), cap, "|indent result")
+    elif name == "wordwrap" and text is not None:
+        _refuse_size(len(text) * 10, cap, "|wordwrap input")  # textwrap runs in Python, unchecked
+        wrap = _arg(args, kwargs, 3, "wrapstring") or "\n"
+        width = _arg(args, kwargs, 1, "width", 79)
+        if isinstance(wrap, str) and len(wrap) > 1 and isinstance(width, int):
+            # two consecutive wrapped lines hold more than `width` characters between them
+            lines = 2 * len(text) // max(width, 1) + text.count("\n") + 2
+            _refuse_size(len(text) + lines * len(wrap), cap, "|wordwrap result")
+    elif name == "replace":
+        _replace_bound(text, _arg(args, kwargs, 1, "old"), _arg(args, kwargs, 2, "new"),
+                       _arg(args, kwargs, 3, "count"), cap)
+    elif name == "format" and text is not None:
+        _percent_bound(text, kwargs or tuple(args[1:]), cap)
+    elif name in ("batch", "slice"):
+        count = _arg(args, kwargs, 1, "linecount" if name == "batch" else "slices")
+        fill = _arg(args, kwargs, 2, "fill_with")
+        if isinstance(count, int) and count > limits.max_range:
+            raise _limit_error(f"|{name}({count}) exceeds the limit of {limits.max_range}")
+        if isinstance(count, int) and fill is not None:
+            _refuse_size(count * max(weight(fill, cap), 1), cap, f"|{name} fill")
+    elif name == "striptags":
+        _striptags_bound(text)
+    elif name == "urlize" and text is not None:
+        _refuse_size(len(text) * 8, cap, "|urlize input")
+    return args, kwargs
+
+
+@pass_environment
+def _limited_sum(environment: ChatSandbox, iterable: Any, attribute: Any = None, start: Any = 0) -> Any:
+    """``|sum``; sums of lists and tuples run as a loop that checks the deadline and the size limit."""
+    if attribute is not None:
+        iterable = map(jinja2.filters.make_attrgetter(environment, attribute), iterable)
+    if not isinstance(start, (list, tuple)):
+        return sum(iterable, start)  # numbers; strings raise TypeError as in transformers
+    acc = start
+    for item in iterable:
+        acc = environment.call_binop(None, "+", acc, item)
+    return acc
+
+
+def _guard_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap a filter with the deadline, amplification and result-size checks."""
+    skip = 1 if getattr(func, "jinja_pass_arg", None) is not None else 0
+    precheck = name in _PRECHECKED
+
+    @functools.wraps(func)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        state = _STATE.get()
+        if state is not None and time.monotonic() > state.deadline:
+            raise _timeout(state)
+        if precheck:
+            rest, kwargs = _filter_precheck(name, args[skip:], kwargs, _limits(state))
+            args = (*args[:skip], *rest)
+        return _check_built(func(*args, **kwargs), state, f"|{name} result")
+
+    return guarded
+
+
+@functools.cache
+def _guarded_filters() -> dict[str, Callable[..., Any]]:
+    table = dict(jinja2.filters.FILTERS)
+    table["tojson"] = tojson
+    table["sum"] = _limited_sum
+    return {name: _guard_filter(name, f) for name, f in table.items()}
+
+
+# -- code generation ----------------------------------------------------------------------------------------
+
+class LimitedCodeGenerator(CodeGenerator):
+    """jinja's code generator with the size and time checks of :class:`ChatSandbox` wired in."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._loop_iters: set[int] = set()  # ids of `for` iterables to route through loop_iter
+
+    def visit(self, node: nodes.Node, *args: Any, **kwargs: Any) -> Any:
+        if self._loop_iters and id(node) in self._loop_iters:
+            self._loop_iters.discard(id(node))
+            self.write("environment.loop_iter(")
+            super().visit(node, *args, **kwargs)
+            self.write(")")
+            return None
+        return super().visit(node, *args, **kwargs)
+
+    def buffer(self, frame: Frame) -> None:
+        frame.buffer = self.temporary_identifier()
+        self.writeline(f"{frame.buffer} = environment.new_buffer()")
+
+    @optimizeconst
+    def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
+        if frame.eval_ctx.volatile:
+            markup = "context.eval_ctx.volatile"  # as jinja's own visit_Concat decides
+        else:
+            markup = "True" if frame.eval_ctx.autoescape else "False"
+        self.write("environment.limited_join((")
+        for arg in node.nodes:
+            self.visit(arg, frame)
+            self.write(", ")
+        self.write(f"), {markup})")
+
+    def _checked(self, visit: Callable[[Any, Frame], None], node: Any, frame: Frame) -> None:
+        self.write("environment.limited_literal(")
+        visit(node, frame)
+        self.write(")")
+
+    def visit_List(self, node: nodes.List, frame: Frame) -> None:
+        self._checked(super().visit_List, node, frame)
+
+    def visit_Dict(self, node: nodes.Dict, frame: Frame) -> None:
+        self._checked(super().visit_Dict, node, frame)
+
+    def visit_Tuple(self, node: nodes.Tuple, frame: Frame) -> None:
+        if node.ctx == "load":
+            self._checked(super().visit_Tuple, node, frame)
+        else:
+            super().visit_Tuple(node, frame)
+
+    def visit_Getitem(self, node: nodes.Getitem, frame: Frame) -> None:
+        if isinstance(node.arg, nodes.Slice):  # jinja slices directly, bypassing environment.getitem
+            self.write("environment.limited_slice(")
+            super().visit_Getitem(node, frame)
+            self.write(")")
+        else:
+            super().visit_Getitem(node, frame)
+
+    def visit_For(self, node: nodes.For, frame: Frame) -> None:
+        self._loop_iters.add(id(node.iter))
+        try:
+            super().visit_For(node, frame)
+        finally:
+            self._loop_iters.discard(id(node.iter))
+
+
+class _Buffer(list):  # type: ignore[type-arg]
+    """The output buffer of a macro, call or set block: refuses to grow past the size limit."""
+
+    __slots__ = ("size",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.size = 0
+
+    def append(self, s: str) -> None:
+        self.size += len(s)
+        _refuse_size(self.size, _cap(), "block output")
+        list.append(self, s)
+
+    def extend(self, items: Any) -> None:
+        items = tuple(items)
+        self.size += sum(map(len, items))
+        _refuse_size(self.size, _cap(), "block output")
+        list.extend(self, items)
+
+
+class _TimedIterable:
+    """A loop's iterable that checks the render deadline on every step."""
+
+    __slots__ = ("_source", "_state")
+
+    def __init__(self, source: Any, state: _RenderState) -> None:
+        self._source = source
+        self._state = state
+
+    def __len__(self) -> int:
+        return len(self._source)
+
+    def __iter__(self) -> Iterator[Any]:
+        return self._steps(iter(self._source))
+
+    def _steps(self, it: Iterator[Any]) -> Iterator[Any]:
+        state = self._state
+        deadline = state.deadline
+        for item in it:
+            if time.monotonic() > deadline:
+                raise _timeout(state)
+            yield item
+
+
+# -- the environment ----------------------------------------------------------------------------------------
+
+def _limited_concat(seq: Any) -> str:
+    """``environment.concat``: joins buffers (lists of strings) within the size limit."""
+    state = _STATE.get()
+    if not isinstance(seq, list):
+        seq = list(seq)
+    size = seq.size if isinstance(seq, _Buffer) else sum(map(len, seq))
+    _refuse_size(size, _limits(state).max_output, "block output")
+    _charge(state, size)
+    return "".join(seq)
 
 
 class ChatSandbox(ImmutableSandboxedEnvironment):
     """Immutable sandbox whose limits are read from the current render state."""
 
-    intercepted_binops = frozenset(["*", "**"])
+    code_generator_class = LimitedCodeGenerator
+    intercepted_binops = frozenset(["+", "*", "**", "%"])
+    concat = staticmethod(_limited_concat)  # type: ignore[assignment]
+
+    # -- hooks the generated code calls --------------------------------------------------------------------
+
+    @staticmethod
+    def new_buffer() -> _Buffer:
+        return _Buffer()
+
+    @staticmethod
+    def loop_iter(iterable: Any) -> Any:
+        state = _STATE.get()
+        if state is None:
+            return iterable
+        if time.monotonic() > state.deadline:
+            raise _timeout(state)
+        return _TimedIterable(iterable, state)
+
+    @staticmethod
+    def limited_join(seq: tuple[Any, ...], markup: bool) -> str:
+        """``a ~ b ~ c``: refuses before allocating a result past the size limit."""
+        state = _STATE.get()
+        cap = _limits(state).max_output
+        total = 0
+        for x in seq:
+            if type(x) is str:
+                total += len(x)
+            elif type(x) is int:
+                total += x.bit_length() // 3 + 2
+            elif isinstance(x, (float, bool)) or x is None:
+                total += 24
+            else:
+                total += weight(x, cap, what="operand of ~")
+        _refuse_size(total, cap, "~ result")
+        rv = markup_join(seq) if markup else "".join(map(str, seq))
+        return _check_built(rv, state, "~ result")  # type: ignore[no-any-return]
+
+    @staticmethod
+    def limited_slice(value: Any) -> Any:
+        """``x[a:b]``: a slice is a copy, charged and bounded like anything built."""
+        return _check_built(value, _STATE.get(), "slice")
+
+    @staticmethod
+    def limited_literal(value: Any) -> Any:
+        """A list, tuple or dict literal whose items are not all constants."""
+        state = _STATE.get()
+        items = value.values() if isinstance(value, dict) else value
+        if len(value) > 8 or any(not isinstance(v, (str, int, float)) for v in items):
+            return _check_built(value, state, "literal")
+        _charge(state, len(value) + sum(len(v) for v in items if isinstance(v, str)))
+        return value
+
+    # -- sandbox policy -------------------------------------------------------------------------------------
 
     def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
-        _check_deadline()
         if not SandboxedEnvironment.is_safe_attribute(self, obj, attr, value):
             return False
-        if modifies_known_mutable(obj, attr):
+        if attr in _MUTATING_NAMES and modifies_known_mutable(obj, attr):
             state = _STATE.get()
             # the caller's inputs are immutable; containers the template built are not
-            return state is not None and id(obj) not in state.input_ids
+            return state is not None and id(obj) not in state.inputs
         return True
 
     def getattr(self, obj: Any, attribute: str) -> Any:
-        _check_deadline()
+        state = _STATE.get()
+        if state is not None and time.monotonic() > state.deadline:
+            raise _timeout(state)
+        if type(obj) is dict and type(attribute) is str and attribute not in _DICT_ATTRIBUTES:
+            # what jinja's getattr does for a plain dict and a name dict lacks, without the detour
+            try:
+                return obj[attribute]
+            except KeyError:
+                return self.undefined(obj=obj, name=attribute)
         return super().getattr(obj, attribute)
 
     def getitem(self, obj: Any, argument: Any) -> Any:
         _check_deadline()
         return super().getitem(obj, argument)
 
-    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
-        _check_deadline()
-        return super().call(__context, __obj, *args, **kwargs)
+    def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
+        """jinja's sandboxed ``str.format``/``format_map``, through :class:`LimitedFormatter`."""
+        if not isinstance(value, (MethodType, BuiltinMethodType)) or value.__name__ not in ("format", "format_map"):
+            return None
+        f_self = value.__self__
+        if not isinstance(f_self, str):
+            return None
+        str_type = type(f_self)
+        is_format_map = value.__name__ == "format_map"
+        formatter: Formatter
+        if isinstance(f_self, Markup):
+            formatter = _LimitedEscapeFormatter(self, escape=f_self.escape)
+        else:
+            formatter = LimitedFormatter(self)
+
+        def wrapper(*args: Any, **kwargs: Any) -> str:
+            if is_format_map:
+                if kwargs:
+                    raise TypeError("format_map() takes no keyword arguments")
+                if len(args) != 1:
+                    raise TypeError(f"format_map() takes exactly one argument ({len(args)} given)")
+                kwargs = args[0]
+                args = ()
+            rv = str_type(formatter.vformat(f_self, args, kwargs))
+            return _check_built(rv, _STATE.get(), "str.format result")  # type: ignore[no-any-return]
+
+        return functools.update_wrapper(wrapper, value)
+
+    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
+        state = _STATE.get()
+        if state is not None and time.monotonic() > state.deadline:
+            raise _timeout(state)
+        owner = __obj.__self__ if isinstance(__obj, (BuiltinMethodType, MethodType)) else None
+        cap = _limits(state).max_output
+        if isinstance(owner, str):
+            args, kwargs = _check_str_call(owner, __obj.__name__, args, kwargs, cap)
+        rv = super().call(__context, __obj, *args, **kwargs)
+        if owner is not None:
+            if __obj.__name__ in _LOOKUP_METHODS:
+                return rv  # an existing object; nothing was built
+            if isinstance(owner, (list, dict, set)) and __obj.__name__ in _GROWING_METHODS:
+                weight(owner, cap, what=f"{type(owner).__name__}.{__obj.__name__} result")
+                _charge(state, 1)
+        return _check_built(rv, state, "call result")
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
-        _check_deadline()
         state = _STATE.get()
-        cap = state.limits.max_output if state else RenderLimits().max_output
-        if operator == "*":
+        if state is not None and time.monotonic() > state.deadline:
+            raise _timeout(state)
+        cap = _limits(state).max_output
+        if operator == "+":
+            if isinstance(left, (str, list, tuple)) and isinstance(right, (str, list, tuple)):
+                if isinstance(left, str) and isinstance(right, str):
+                    _refuse_size(len(left) + len(right), cap, "+ result")
+                else:
+                    size = weight(left, cap, what="+ operand")
+                    size += size if right is left else weight(right, cap, what="+ operand")
+                    _refuse_size(size, cap, "+ result")
+                rv = left + right
+                _charge(state, len(rv))
+                return rv
+        elif operator == "*":
             for seq, n in ((left, right), (right, left)):
-                if isinstance(seq, (str, list, tuple)) and isinstance(n, int) and len(seq) * n > cap:
-                    raise TemplateLimitError(f"multiplication would build {len(seq) * n} items (limit {cap})")
-        if operator == "**" and isinstance(right, int) and abs(right) > 64:
-            raise TemplateLimitError(f"exponent {right} too large")
-        return super().call_binop(context, operator, left, right)
+                if isinstance(seq, (str, list, tuple)) and isinstance(n, int) and n > 0:
+                    _refuse_size(len(seq) * n, cap, "* result")
+                    _refuse_size(weight(seq, cap, what="* operand") * n, cap, "* result")
+                    rv = left * right
+                    _charge(state, len(rv))
+                    return rv
+            if type(left) is int and type(right) is int and left.bit_length() + right.bit_length() > _MAX_INT_BITS:
+                raise _limit_error(f"integer product of {left.bit_length() + right.bit_length()} bits is too large")
+        elif operator == "**":
+            if isinstance(left, int) and isinstance(right, int) and abs(left) > 1 and right > 0 \
+                    and abs(left).bit_length() * right > _MAX_INT_BITS:
+                raise _limit_error(f"{abs(left).bit_length()}-bit integer to the power {right} is too large")
+        elif operator == "%" and isinstance(left, str):
+            _percent_bound(left, right, cap)
+            return _check_built(left % right, state, "% result")
+        return self.binop_table[operator](left, right)
 
 
-def _safe_range(*args: int) -> Iterator[int]:
-    state = _STATE.get()
-    limit = state.limits.max_range if state else RenderLimits().max_range
-    rng = range(*args)
-    if len(rng) > limit:
-        raise TemplateLimitError(f"range of {len(rng)} items exceeds the limit of {limit}")
-    for i in rng:
-        _check_deadline()
-        yield i
-
-
-class _TemplateDict:
-    """transformers' ``dict`` global: ``dict(...)`` and ``dict.fromkeys`` only."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> dict:
-        return dict(*args, **kwargs)
-
-    def fromkeys(self, *args: Any) -> dict:
-        return dict.fromkeys(*args)
+def _finalize(value: Any) -> Any:
+    """``{{ value }}`` output: refuse a container whose printed form would exceed the size limit."""
+    if type(value) is not str and isinstance(value, _PRINTABLE_CONTAINERS):
+        state = _STATE.get()
+        if state is None or id(value) not in state.inputs:
+            weight(value, _limits(state).max_output, what="output value")
+    return value
 
 
 def make_environment() -> ChatSandbox:
-    """A fresh environment configured as transformers configures its own."""
-    env = ChatSandbox(trim_blocks=True, lstrip_blocks=True, extensions=[loopcontrols, GenerationTag])
-    env.filters["tojson"] = tojson
+    """A fresh environment configured as transformers configures its own, with our limits."""
+    env = ChatSandbox(trim_blocks=True, lstrip_blocks=True, extensions=[loopcontrols, GenerationTag],
+                      finalize=_finalize)
+    env.filters.update(_guarded_filters())
     env.globals["raise_exception"] = raise_exception
     env.globals["strftime_now"] = strftime_now
     env.globals["range"] = _safe_range
-    env.globals["dict"] = _TemplateDict()
+    env.globals["dict"] = TemplateDict()
+    env.globals["namespace"] = TemplateNamespace
+    env.globals["lipsum"] = _lipsum
     return env
 
 
 def render_limited(template: jinja2.Template, context: dict[str, Any], limits: RenderLimits,
-                   input_ids: frozenset[int]) -> str:
-    """Render ``template`` under ``limits``; raises TemplateLimitError past them."""
-    token = _STATE.set(_RenderState(time.monotonic() + limits.timeout_s, limits, input_ids))
+                   inputs: Mapping[int, int] | frozenset[int] | None = None) -> str:
+    """Render ``template`` under ``limits``; raises TemplateLimitError past them.
+
+    ``inputs`` maps the id of every container the caller passed to its weight
+    (see :func:`input_weights`); those stay immutable. Computed when omitted.
+    """
+    if inputs is None:
+        inputs = input_weights(context)
+    elif not isinstance(inputs, Mapping):
+        inputs = dict.fromkeys(inputs, limits.max_output)
+    state = _RenderState(time.monotonic() + limits.timeout_s, limits, inputs)
+    token = _STATE.set(state)
     try:
         parts: list[str] = []
         size = 0
-        for chunk in template.generate(**context):
+        chunks = template.generate(**context)
+        for chunk in chunks:
             size += len(chunk)
             if size > limits.max_output:
-                raise TemplateLimitError(f"output exceeds {limits.max_output} characters")
+                # raised at the template's yield, so the traceback names the template line
+                chunks.throw(_limit_error(f"output exceeds {limits.max_output} characters"))
             parts.append(chunk)
-            _check_deadline()
+            if time.monotonic() > state.deadline:
+                chunks.throw(_timeout(state))
         return "".join(parts)
     finally:
         _STATE.reset(token)

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import hashlib
 import json
+from collections.abc import Mapping
+from types import TracebackType
 from typing import Any
 
 import jinja2
 from jinja2.sandbox import SecurityError
 
 from ..errors import TemplateError, TemplateLimitError, TemplateSecurityError
-from .environment import RenderLimits, make_environment, render_limited
+from .environment import RenderLimits, input_weights, make_environment, render_limited
 
 REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
+_TEMPLATE_FILENAME = "<template>"  # jinja names the frames of templates compiled from strings so
 
 
 @functools.lru_cache(maxsize=256)
@@ -23,52 +27,69 @@ def _compile(source: str) -> jinja2.Template:
 
 
 def plain_data(x: Any) -> Any:
-    """Deep-copy ``x`` into plain JSON-like types (as transformers' ``_plain_template_data``)."""
-    if isinstance(x, dict):
-        return {str(k): plain_data(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [plain_data(v) for v in x]
-    if x is None or isinstance(x, (str, int, float, bool)):
+    """Rebuild ``x`` from plain JSON-like types, as transformers' ``_plain_template_data`` does.
+
+    Scalars lose their subclasses (enums become their value), mappings become
+    dicts, lists stay lists and tuples tuples, dataclasses and pydantic models
+    become dicts, numpy scalars their Python value; anything else becomes the
+    placeholder ``"<TypeName>"``.
+    """
+    t = type(x)
+    if x is None or t is str or t is int or t is float or t is bool:
         return x
-    if hasattr(x, "to_dict"):
-        return plain_data(x.to_dict())
+    if t is dict:
+        return {plain_data(k): plain_data(v) for k, v in x.items()}
+    if t is list:
+        return [plain_data(v) for v in x]
+    if isinstance(x, str):
+        return str.__str__(x)
+    if isinstance(x, int):
+        return int.__int__(x)
+    if isinstance(x, float):
+        return float.__float__(x)
+    if isinstance(x, Mapping):
+        return {plain_data(k): plain_data(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [plain_data(v) for v in x]
+    if isinstance(x, tuple):
+        return tuple(plain_data(v) for v in x)
+    if type(x).__module__ == "numpy" and callable(getattr(x, "item", None)) and getattr(x, "ndim", None) == 0:
+        return plain_data(x.item())
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return {f.name: plain_data(getattr(x, f.name)) for f in dataclasses.fields(x)}
+    if callable(getattr(x, "model_dump", None)):
+        return plain_data(x.model_dump())
     return f"<{type(x).__name__}>"
 
 
-def alias_reasoning(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Give every message with a reasoning field both ``thinking`` and ``reasoning_content``."""
+def alias_reasoning(messages: list[Any]) -> list[Any]:
+    """Give every message with a reasoning field ``thinking`` and ``reasoning_content`` (as transformers).
+
+    ``thinking`` is added only when absent; ``reasoning_content`` always takes
+    the first non-null of ``reasoning_content``, ``thinking``, ``reasoning``.
+    """
     out = []
     for m in messages:
         if isinstance(m, dict):
             value = next((m[f] for f in REASONING_FIELDS if m.get(f) is not None), None)
             if value is not None:
-                m = dict(m)
-                m.setdefault("thinking", value)
-                m.setdefault("reasoning_content", value)
+                m = {"thinking": value, **m, "reasoning_content": value}
         out.append(m)
     return out
 
 
-def _container_ids(x: Any, acc: set[int]) -> None:
-    if isinstance(x, (dict, list)):
-        acc.add(id(x))
-        for v in (x.values() if isinstance(x, dict) else x):
-            _container_ids(v, acc)
-
-
 def _template_line(exc: BaseException) -> int | None:
+    """The template line an error was raised at (the innermost template frame of its traceback)."""
     lineno = getattr(exc, "lineno", None)
-    if lineno:
+    if isinstance(lineno, int) and lineno > 0:
         return lineno
-    tb = exc.__traceback__
+    tb: TracebackType | None = exc.__traceback__
     found = None
     while tb is not None:
-        if tb.tb_frame.f_code.co_filename == "<template>":
+        if tb.tb_frame.f_code.co_filename == _TEMPLATE_FILENAME:
             found = tb.tb_lineno
         tb = tb.tb_next
-    if found is not None:
-        return found
-    return None
+    return found
 
 
 class Renderer:
@@ -88,8 +109,11 @@ class Renderer:
         except jinja2.TemplateSyntaxError as e:
             raise TemplateError(e.message or str(e), template=name, phase="compile", lineno=e.lineno,
                                 source_line=self._line(e.lineno)) from None
-        except RecursionError:
-            raise TemplateLimitError("template nests too deeply to compile", template=name, phase="compile") from None
+        except (RecursionError, SyntaxError) as e:  # SyntaxError: Python's "too many statically nested blocks"
+            raise TemplateLimitError(f"template nests too deeply to compile ({type(e).__name__}: {e})",
+                                     template=name, phase="compile") from None
+        except Exception as e:  # anything else compiling a template can raise
+            raise self._error(e, "compile") from None
 
     def _line(self, lineno: int | None) -> str | None:
         if not lineno:
@@ -97,42 +121,45 @@ class Renderer:
         lines = self.source.splitlines()
         return lines[lineno - 1] if 0 < lineno <= len(lines) else None
 
+    def _error(self, exc: BaseException, phase: str = "render") -> TemplateError:
+        """Our error for ``exc``, naming this template, the phase and the template line."""
+        line = _template_line(exc)
+        if isinstance(exc, TemplateError):
+            cls: type[TemplateError] = type(exc)
+            message = exc.message
+            line = exc.lineno or line
+        elif isinstance(exc, SecurityError):
+            cls, message = TemplateSecurityError, str(exc)
+        elif isinstance(exc, RecursionError):
+            cls, message = TemplateLimitError, "recursion too deep (macro or loop recursion)"
+        elif isinstance(exc, MemoryError):
+            cls, message = TemplateLimitError, "out of memory"
+        elif isinstance(exc, jinja2.TemplateError):
+            cls, message = TemplateError, getattr(exc, "message", None) or str(exc)
+        else:  # any Python error a template can provoke (TypeError, KeyError, ...)
+            cls, message = TemplateError, f"{type(exc).__name__}: {exc}"
+        return cls(message, template=self.name, phase=phase, lineno=line, source_line=self._line(line))
+
+    def context(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
+                add_generation_prompt: bool = False, **kwargs: Any) -> dict[str, Any]:
+        """The variables a render sees, exactly as transformers' ``apply_chat_template`` builds them."""
+        context: dict[str, Any] = {"bos_token": self.bos_token, "eos_token": self.eos_token}
+        context.update({k: plain_data(v) for k, v in kwargs.items()})
+        context["messages"] = alias_reasoning(plain_data(messages))
+        if not getattr(tools, "omit", False):   # render.compat: leave tools undefined (llama.cpp's way)
+            context["tools"] = plain_data(tools)
+        context["documents"] = plain_data(kwargs.get("documents"))
+        context["add_generation_prompt"] = add_generation_prompt
+        return context
+
     def render(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
                add_generation_prompt: bool = False, **kwargs: Any) -> str:
         """Render like ``tokenizer.apply_chat_template(..., tokenize=False)``."""
-        context: dict[str, Any] = {k: plain_data(v) for k, v in kwargs.items()}
-        context["messages"] = alias_reasoning(plain_data(messages))
-        if tools is not None:
-            context["tools"] = plain_data(tools)
-        context["add_generation_prompt"] = add_generation_prompt
-        context.setdefault("bos_token", self.bos_token)
-        context.setdefault("eos_token", self.eos_token)
-        ids: set[int] = set()
-        for v in context.values():
-            _container_ids(v, ids)
+        context = self.context(messages, tools, add_generation_prompt, **kwargs)
         try:
-            return render_limited(self.template, context, self.limits, frozenset(ids))
-        except TemplateError as e:
-            if e.template == "<template>":
-                e.template = self.name
-                e.args = (str(e).replace("<template>", self.name, 1),)
-            raise
-        except SecurityError as e:
-            line = _template_line(e)
-            raise TemplateSecurityError(str(e), template=self.name, lineno=line,
-                                        source_line=self._line(line)) from None
-        except jinja2.TemplateError as e:
-            line = _template_line(e)
-            raise TemplateError(getattr(e, "message", None) or str(e), template=self.name, lineno=line,
-                                source_line=self._line(line)) from None
-        except RecursionError:
-            raise TemplateLimitError("recursion too deep", template=self.name) from None
-        except MemoryError:
-            raise TemplateLimitError("out of memory", template=self.name) from None
-        except Exception as e:  # any Python error a template can provoke (TypeError, KeyError, ...)
-            line = _template_line(e)
-            raise TemplateError(f"{type(e).__name__}: {e}", template=self.name, lineno=line,
-                                source_line=self._line(line)) from None
+            return render_limited(self.template, context, self.limits, input_weights(context))
+        except Exception as e:  # every failure, RecursionError and MemoryError included, becomes a TemplateError
+            raise self._error(e) from None
 
     def try_render(self, messages: list[dict[str, Any]], **kw: Any) -> str | None:
         """Render, or None when the template refuses (probes read a refusal as 'unsupported')."""
