@@ -143,10 +143,9 @@ class Request:
             return False, False, ""
         tail = self.prompt[-4000:]
         start, end = r.start.strip(), r.end.strip()
-        if end and tail.rstrip().endswith(end) and (not start or not tail.rstrip().endswith(start)):
-            i = tail.rfind(start) if start else -1
-            if i < 0 or not tail[i + len(start):].strip() or tail[i + len(start):].strip() == end:
-                return False, True, ""   # the prompt closes reasoning itself: thinking is off
+        header = self.analysis.assistant_header
+        if end and header and "".join(tail.split()).endswith("".join((header + end).split())):
+            return False, True, ""   # the assistant turn opens with a closed reasoning block: thinking is off
         if start:
             i = tail.rfind(start)
             if i >= 0:
@@ -191,6 +190,7 @@ class Request:
             strip_leading_reasoning=off and self.reasoning_format != "none",
             content_start=content_start, content_end=content_end, stop_markers=recognised, tools=tools,
             tool_schemas=schemas, json_trigger=self._json_trigger(tools, schemas), tool_names=tuple(schemas),
+            tentative_reasoning=a.reasoning.mode == "delimiter" and not self.continue_final_message,
             id_prefix=f"call_{secrets.token_hex(4)}_")
 
     def _json_trigger(self, tools: Any, schemas: dict[str, dict]) -> str:

@@ -8,9 +8,7 @@ from .model import Capabilities
 
 
 def probe_capabilities(pr: Prober) -> Capabilities:
-    r = pr.r
-    sys_out = r.try_render([{"role": "system", "content": N.SYSTEM}, {"role": "user", "content": N.USER}],
-                           add_generation_prompt=True, **pr.kwargs)
+    sys_out = pr.render([{"role": "system", "content": N.SYSTEM}, {"role": "user", "content": N.USER}], None, True)
     tools_out = pr.prompt(tools=N.TOOLS) or ""
 
     def calls(content: object, as_string: bool, n: int = 1) -> str:

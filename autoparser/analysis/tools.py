@@ -266,6 +266,13 @@ def _analyze_tools(pr: Prober, eot_text: str) -> tuple[ToolFormat, list[str]]:
     base = 0
     if turns.empty is not None:
         base = fix_prefix_end(one, common_prefix_len(turns.empty, one))
+        # "<|channel|>final" vs "<|channel|>commentary": a marker glued to differing words belongs to both
+        m = None
+        for m in MARKER.finditer(one, 0, base):
+            pass
+        if m is not None and m.end() == base and base < len(one) and base < len(turns.empty) \
+                and one[base].isalnum() and turns.empty[base].isalnum():
+            base = m.start()
     if NM not in one:
         notes.append("the call name is not rendered")
         return _name_in_id(turns, base, eot_text, notes)

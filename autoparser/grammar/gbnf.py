@@ -184,9 +184,10 @@ class GbnfBuilder:
     def until(self, delimiter: str) -> str:
         """Rule matching any text (possibly empty) that does not contain `delimiter`.
 
-        Follow it with something that cannot start `delimiter`'s tail; to consume text
-        *and* the delimiter, use :meth:`string_until`, which is exact for delimiters that
-        overlap themselves.
+        When the delimiter itself comes next, use :meth:`string_until` instead:
+        ``until(d) d`` over-accepts for self-overlapping delimiters ("x\n</p>\n</p>\n"
+        with d = "\n</p>\n") and llguidance's greedy lexer rejects near misses such as
+        "</thi" in front of a literal "</think>" (llama.cpp accepts them).
         """
         return self._automaton(delimiter, through=False)
 

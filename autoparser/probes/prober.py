@@ -8,7 +8,8 @@ from typing import Any
 
 from ..diff.split import common_prefix_len, fix_prefix_end
 from ..render import Renderer
-from ..render.compat import try_render_compat
+from ..errors import TemplateError, TemplateLimitError
+from ..render.compat import render_compat
 from . import needles as N
 
 
@@ -23,10 +24,10 @@ class Prober:
     def _pick_history(self) -> list[dict[str, Any]]:
         """System + user when the template keeps them stable once an assistant turn follows."""
         with_system = [{"role": "system", "content": N.SYSTEM}, {"role": "user", "content": N.USER}]
-        out = self.r.try_render(with_system, add_generation_prompt=False, **self.kwargs)
+        out = self.render(with_system, None, False)
         if out is not None and N.SYSTEM in out and N.USER in out:
             turn = {"role": "assistant", "content": N.ASSISTANT}
-            full = self.r.try_render([*with_system, turn], add_generation_prompt=False, **self.kwargs)
+            full = self.render([*with_system, turn], None, False)
             if full is not None and full.startswith(out):
                 return with_system
         return [{"role": "user", "content": N.USER}]
@@ -40,7 +41,12 @@ class Prober:
     def _render_cached(self, key: str) -> str | None:
         messages, tools, agp, kw = json.loads(key)
         merged = {**self.kwargs, **kw}
-        return try_render_compat(self.r, messages, tools=tools, add_generation_prompt=agp, **merged)
+        try:
+            return render_compat(self.r, messages, tools=tools, add_generation_prompt=agp, **merged)
+        except TemplateLimitError:
+            raise   # a runaway template: one limit hit ends the analysis instead of every probe paying it
+        except TemplateError:
+            return None
 
     def prompt(self, tools: list[dict[str, Any]] | None = None, **kw: Any) -> str | None:
         return self.render(self.history, tools, True, **kw)

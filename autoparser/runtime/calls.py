@@ -232,7 +232,7 @@ class TaggedCallReader(CallReader):
         self.engine = engine
         self.fmt = fmt
         self.origin = engine.pos
-        self.phase = "name_prefix"
+        self.phase = "id_first" if fmt.id_position == "before_name" else "name_prefix"
         self.name = ""
         self.call_id = ""
         self.index: int | None = None
@@ -285,14 +285,23 @@ class TaggedCallReader(CallReader):
             return "more", pos
         if st == "no":
             return "bad", pos
-        if self.fmt.id_position == "before_name":
-            self.phase = "id_before"
-        else:
-            self.phase = "name"
+        self.phase = "name"
         return "next", end
 
-    def _id_before(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
-        return self._read_id(buf, pos, final, then="name")
+    def _id_first(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        """``<tool_call id="ID">``: the call marker ends right before the id."""
+        self.header_start = _skip_ws(buf, pos)
+        if self.p_id_suffix is None:
+            self.phase = "name_prefix"
+            return "next", pos
+        m = self.p_id_suffix.search(buf, pos, partial=not final)
+        if m is None or m.partial:
+            if final or len(buf) - pos > 256:
+                return "bad", pos
+            return "more", pos
+        self.call_id = buf[pos:m.start()].strip()
+        self.phase = "name_prefix"
+        return "next", m.end()
 
     def _name(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
         i = _skip_ws(buf, pos)
@@ -580,7 +589,7 @@ class TaggedCallReader(CallReader):
 
     def truncate(self) -> None:
         if self.index is None:
-            if self.phase in ("name_prefix", "id_before", "name"):
+            if self.phase in ("name_prefix", "id_first", "name"):
                 return
             self._announce()
             if not self.engine.msg.tool_calls[self.index].arguments and self.phase in ("name_suffix", "id_after"):

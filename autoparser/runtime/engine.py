@@ -45,6 +45,7 @@ class EngineSpec:
     json_trigger: str = ""               # regex that opens a marker-less JSON call
     tool_names: tuple[str, ...] = ()
     id_prefix: str = "call_"
+    tentative_reasoning: bool = False    # no start marker: text is reasoning only if the end marker comes
 
 
 class Engine:
@@ -57,6 +58,9 @@ class Engine:
         self.msg = Message()
         self.deltas: list[dict[str, Any]] = []
         self.state = "reasoning" if (spec.start_in_reasoning and spec.extract_reasoning) else "content"
+        if self.state == "reasoning" and spec.tentative_reasoning:
+            self.state = "tentative"
+        self._scan = 0                   # where the tentative search resumes
         self._pending_ws = ""            # trailing whitespace held back in content/reasoning
         self._segment_start = True       # skip leading whitespace of a new content/reasoning segment
         self._call: CallReader | None = None
@@ -83,7 +87,10 @@ class Engine:
             if t.section_start:
                 named.append(("tsection", mk.pattern(t.section_start) + self._lookahead(t)))
             elif t.call_start:
-                named.append(("tcall", mk.pattern(t.call_start)))
+                # the name prefix must follow: "<|channel|>" alone also opens reasoning and content
+                ahead = r"(?=\s*" + mk.pattern(t.name_prefix) + ")" \
+                    if t.name_prefix.strip() and t.id_position != "before_name" else ""
+                named.append(("tcall", mk.pattern(t.call_start) + ahead))
             elif s.json_trigger:
                 named.append(("tjson", s.json_trigger))
             elif t.style == "tagged" and t.name_prefix.strip():
@@ -99,6 +106,7 @@ class Engine:
             named.append(("rend", mk.pattern(s.reasoning_end)))
         self._content_pat = mk.compile_any(named)
         self._content_alts = [regex.compile(src) for _, src in named if src]
+        self._tool_alts = [(n, regex.compile(src)) for n, src in named if src and n.startswith("t")]
         rnamed = [("rend", mk.pattern(s.reasoning_end))] if s.reasoning_end else []
         # a model that opens its tool calls without closing its reasoning: the calls end it
         self._rend_pat = mk.compile_any(rnamed)
@@ -227,6 +235,8 @@ class Engine:
                 self._step_content(final)
             elif self.state == "reasoning":
                 self._step_reasoning(final)
+            elif self.state == "tentative":
+                self._step_tentative(final)
             elif self.state == "tools":
                 self._step_tools(final)
             elif self.state == "call":
@@ -302,6 +312,34 @@ class Engine:
         self.state = "content"
         if m.lastgroup == "rend":
             self.pos = m.end()
+
+    def _step_tentative(self, final: bool) -> None:
+        """Delimiter-style reasoning: hold text until its end marker (reasoning) or a call / the end (content)."""
+        tools = [alt for name, alt in self._tool_alts]
+        start = max(self.pos, self._scan)
+        hits = []
+        if self._rend_pat is not None:
+            m = self._rend_pat.search(self.buf, start, partial=not final)
+            if m is not None:
+                hits.append((m.start(), 0, m))
+        for alt in tools:
+            m = alt.search(self.buf, start, partial=not final)
+            if m is not None:
+                hits.append((m.start(), 1, m))
+        if hits:
+            at, kind, m = min(hits, key=lambda h: (h[0], h[1]))
+            if m.partial or (not final and m.end() == len(self.buf)):
+                self._scan = at
+                return
+            if kind == 0:
+                self._reasoning(self.buf[self.pos:m.start()])
+                self.pos = m.end()
+                self._boundary()
+            self.state = "content"   # a call came first: the held text was the answer
+            return
+        self._scan = max(self.pos, len(self.buf) - 64)
+        if final:
+            self.state = "content"
 
     def _step_tools(self, final: bool) -> None:
         t = self.spec.tools

@@ -1,0 +1,862 @@
+"""A strict per-request parser: a parsimonious PEG built from the analysis, plus a tree mapper.
+
+``build_peg(req)`` writes the grammar for one request (its tools, ``tool_choice``,
+``parallel_tool_calls``, reasoning state and ``response_format`` are known then) as
+parsimonious source text, and ``PegParser.parse(text)`` maps the parse tree to the same
+``Message`` the streaming engine (``Request.parse``) returns for valid output. Unlike the
+engine it accepts only the canonical shape::
+
+    message = assistant_header? reasoning? content tool_calls? end
+
+and raises ``autoparser.errors.ParseError`` (with the farthest position parsimonious
+reached) for anything else: an unclosed call, an unknown tool name, text after the calls.
+
+Markers are regex terminals built from ``markers.pattern`` (whitespace-tolerant exactly as
+the engine matches them), free text is a lazy regex up to the marker that ends it, and JSON,
+Python and argument literals are recursive PEG rules. The mapper reads argument values as
+the engine does (raw JSON text passed through, tagged values typed by the tool's schema with
+``calls._typed_value``, literals through ``literal_to_json``), so for valid output
+``req.parse_strict(text).to_dict() == req.parse(text).to_dict()``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import regex
+from parsimonious.exceptions import IncompleteParseError
+from parsimonious.exceptions import ParseError as GrammarError
+from parsimonious.grammar import Grammar
+from parsimonious.nodes import Node, NodeVisitor
+
+from ..errors import ParseError
+from ..runtime import markers as mk
+from ..runtime.calls import _args_text, _typed_value
+from ..runtime.coerce import coerce
+from ..runtime.literal import literal_to_json
+from ..runtime.message import Message, ToolCall
+from ..runtime.pyliteral import python_to_json
+
+if TYPE_CHECKING:
+    from ..analysis.model import JsonLayout, LiteralArgs, ToolFormat
+    from ..runtime.engine import EngineSpec
+    from ..template import Request
+
+WS = " \t\r\n"
+_ID_WORD = r"[^\s<>\[\]{}\"'|,:=()`]+"     # an id with no closing marker (calls._NAME)
+_CONTROL = {"\n": "n", "\r": "r", "\t": "t"}
+
+# ---------------------------------------------------------------- grammar text helpers
+def _lit(s: str) -> str:
+    """A parsimonious string literal for ``s``."""
+    return json.dumps(s, ensure_ascii=False)
+
+
+def _rx(src: str) -> str:
+    """A parsimonious regex terminal (``~r"..."``) for the regex source ``src``."""
+    out: list[str] = []
+    i, n = 0, len(src)
+    while i < n:
+        c = src[i]
+        if c == "\\" and i + 1 < n:
+            nxt = src[i + 1]
+            out.append("\\" + _CONTROL.get(nxt, nxt) if nxt in _CONTROL or nxt.isprintable() else f"\\x{ord(nxt):02x}")
+            i += 2
+            continue
+        if c == '"':
+            out.append('\\"')
+        elif c in _CONTROL:
+            out.append("\\" + _CONTROL[c])
+        elif not c.isprintable() and c != " ":
+            out.append(f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
+        else:
+            out.append(c)
+        i += 1
+    return '~r"' + "".join(out) + '"'
+
+
+# JSON values as PEG rules; string and number tokens are regular, so they are regex terminals.
+_DQ_STRING = r'"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*"'
+_SQ_STRING = r"'(?:[^'\\\n]|\\.)*'"     # Python's repr of a string
+_JSON_RULES = {
+    "json_value": "json_object / json_array / json_string / json_number / json_literal",
+    "json_object": '"{" ws (json_member (ws "," ws json_member)*)? ws "}"',
+    "json_member": 'json_string ws ":" ws json_value',
+    "json_array": '"[" ws (json_value (ws "," ws json_value)*)? ws "]"',
+    "json_string": _rx(_DQ_STRING),
+    "json_number": _rx(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"),
+    "json_literal": '"true" / "false" / "null"',
+}
+# ... and the Python spellings a template that prints ``{{ arguments }}`` produces
+_PYTHON_JSON = {"json_string": f"{_rx(_DQ_STRING)} / {_rx(_SQ_STRING)}",
+                "json_literal": '"true" / "false" / "null" / "True" / "False" / "None"'}
+
+
+def _alts(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else "(" + " / ".join(items) + ")"
+
+
+def _seq(*parts: str) -> str:
+    return " ".join(p for p in parts if p)
+
+
+def _rule_name(key: str) -> str:
+    return regex.sub(r"[^A-Za-z0-9_]+", "_", key).strip("_").lower() or "key"
+
+
+class _Rules:
+    """Rule source in insertion order; ``marker`` adds a whitespace-tolerant marker terminal."""
+
+    def __init__(self) -> None:
+        self.rules: dict[str, str] = {}
+
+    def add(self, name: str, body: str) -> str:
+        self.rules.setdefault(name, body)
+        return name
+
+    def marker(self, name: str, marker: str) -> str:
+        """``name = ~r"\\s*PATTERN"``, or "" when the marker is only whitespace."""
+        src = mk.pattern(marker)
+        return self.add(name, _rx(r"\s*" + src)) if src else ""
+
+    def text(self) -> str:
+        """The source, top-down from ``message``: structure, then terminals, JSON/literal rules, ``ws``."""
+        seen: list[str] = []
+
+        def walk(name: str) -> None:
+            if name in self.rules and name not in seen:
+                seen.append(name)
+                for ref in _IDENT.findall(_STRINGS.sub(" ", self.rules[name])):
+                    walk(ref)
+
+        walk("message")
+        seen += [n for n in self.rules if n not in seen]
+
+        def rank(name: str) -> int:
+            if name == "ws":
+                return 3
+            if name.startswith(("json_", "lit_")):
+                return 2
+            return 1 if self.rules[name].startswith("~") else 0
+
+        order = sorted(seen, key=rank)
+        width = max(len(n) for n in order)
+        return "\n".join(f"{n:<{width}} = {self.rules[n]}" for n in order) + "\n"
+
+
+_STRINGS = regex.compile(r'~?r?"(?:[^"\\]|\\.)*"')
+_IDENT = regex.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+
+
+# ---------------------------------------------------------------- what the request decides
+@dataclass(frozen=True)
+class _Context:
+    """The per-request facts the mapper needs besides the tree."""
+
+    spec: EngineSpec
+    template: str
+    tools: ToolFormat | None
+    prefill_reasoning: str = ""
+    prefill_open: bool = False
+    prefill_content: str = ""
+    response_schema: dict[str, Any] | None = None
+    json_answer: bool = False
+    schemas: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def _allowed_names(req: Request) -> tuple[str, ...]:
+    """Tool names a call may use: the request's tools, or the one ``tool_choice`` names."""
+    if not req.tools_active:
+        return ()
+    tc = req.tool_choice
+    if isinstance(tc, dict):
+        fn = tc.get("function") if isinstance(tc.get("function"), dict) else tc
+        if isinstance(fn.get("name"), str) and fn["name"]:
+            return (fn["name"],)
+    return tuple(req.spec.tool_names)
+
+
+def _calls_required(req: Request) -> bool:
+    return req.tool_choice == "required" or isinstance(req.tool_choice, dict)
+
+
+def _response_schema(req: Request) -> tuple[bool, dict[str, Any] | None]:
+    """(the answer must be JSON, its schema if one is given)."""
+    rf = req.response_format
+    if not isinstance(rf, dict) or rf.get("type") in (None, "text"):
+        return False, None
+    js = rf.get("json_schema") if isinstance(rf.get("json_schema"), dict) else {}
+    schema = js.get("schema", rf.get("schema"))
+    return True, schema if isinstance(schema, dict) else None
+
+
+def _prefill(req: Request) -> tuple[str, bool, str]:
+    """``continue_final_message``: (reasoning, still open, content) the prompt already holds."""
+    if not (req.continue_final_message and req.messages and req.messages[-1].get("role") == "assistant"):
+        return "", False, ""
+    final = req.messages[-1]
+    reasoning = next((final[k] for k in ("reasoning_content", "thinking", "reasoning")
+                      if isinstance(final.get(k), str) and final.get(k)), "")
+    content = final.get("content")
+    return (reasoning if req.spec.extract_reasoning else "", req.spec.start_in_reasoning,
+            content if isinstance(content, str) else "")
+
+
+# ---------------------------------------------------------------- the grammar
+def build_peg(req: Request) -> PegParser:
+    """The strict grammar and mapper for one request."""
+    spec = req.spec
+    names = _allowed_names(req)
+    tools = spec.tools if names else None
+    json_answer, schema = _response_schema(req)
+    p_reasoning, p_open, p_content = _prefill(req)
+    b = _Rules()
+    stops = _stop_patterns(spec, tools)
+    # turn markers (end of turn, the assistant header) may also separate the parts of a turn
+    turn = "stop*" if stops else ""
+    parts: list[str] = []
+    if req.analysis.assistant_header.strip() and not spec.start_in_reasoning and not p_content:
+        parts.append(b.marker("assistant_header", req.analysis.assistant_header) + "?")
+    reasoning = "" if p_content else _reasoning(b, spec)
+    if reasoning:
+        parts += [reasoning, turn]
+    content = _content(b, spec, tools, json_answer, stops)
+    parts.append(content)
+    if tools is not None:
+        _tool_calls(b, tools, names, spec.tool_names, req.parallel_tool_calls)
+        opener = _opener(tools, spec, spec.tool_names)
+        if stops and opener:
+            # as many turn markers as leave the calls' opener next ("<|sep|>" + "<|open|>tools")
+            turn = b.add("turn_markers", _rx(r"(?:\s*(?:" + "|".join(stops) + r"))*?(?=\s*" + opener + ")"))
+        # free text may also follow the calls (Gemma 4, LFM2 render it there)
+        calls = _seq(turn, "tool_calls", "" if json_answer else content)
+        parts.append(calls if _calls_required(req) else f"({calls})?")
+    parts.append(_end(b, stops))
+    b.add("message", _seq(*parts))
+    if any("json_" in body for body in b.rules.values()):
+        python = tools is not None and (tools.python_literals or tools.args == "python")
+        for name, body in _JSON_RULES.items():
+            b.add(name, _PYTHON_JSON.get(name, body) if python else body)
+    b.add("ws", _rx(r"\s*"))
+    text = b.text()
+    ctx = _Context(spec=spec, template=req.template.name, tools=tools, prefill_reasoning=p_reasoning,
+                   prefill_open=p_open, prefill_content=p_content, response_schema=schema,
+                   json_answer=json_answer, schemas=dict(spec.tool_schemas))
+    return PegParser(text=text, grammar=Grammar(text), context=ctx)
+
+
+def _reasoning(b: _Rules, spec: EngineSpec) -> str:
+    """``reasoning``: required when the prompt opened the block, else optional; "" when none.
+
+    With reasoning switched off the engine drops the markers of a block the model opens anyway
+    (PRE.6) and keeps its text as content: the same rule, mapped to content.
+    """
+    start, end = mk.pattern(spec.reasoning_start), mk.pattern(spec.reasoning_end)
+    if not end or not (spec.extract_reasoning or (spec.strip_leading_reasoning and start)):
+        return ""
+    if spec.extract_reasoning and spec.start_in_reasoning:
+        # a delimiter-only format may skip its reasoning; a prefilled tag must be closed
+        body, term = "reasoning_text reasoning_end", ("reasoning" if start else "reasoning?")
+    elif start:
+        body, term = "reasoning_start reasoning_text reasoning_end", "reasoning?"
+    else:
+        return ""
+    b.add("reasoning", body)
+    if "reasoning_start" in body:
+        b.marker("reasoning_start", spec.reasoning_start)
+    b.add("reasoning_text", _rx(r"(?s:.*?)(?=" + end + ")"))
+    b.marker("reasoning_end", spec.reasoning_end)
+    return term
+
+
+def _opener(tools: ToolFormat, spec: EngineSpec, names: tuple[str, ...]) -> str:
+    """Regex for where the tool calls begin (what the engine looks for in content)."""
+    if tools.section_start.strip():
+        return mk.pattern(tools.section_start) + _section_lookahead(tools, names)
+    if tools.call_start.strip():
+        # the name prefix must follow: "<|channel|>" alone also opens reasoning and content
+        ahead = r"(?=\s*" + mk.pattern(tools.name_prefix) + ")" \
+            if tools.name_prefix.strip() and tools.id_position != "before_name" else ""
+        return mk.pattern(tools.call_start) + ahead
+    if spec.json_trigger:
+        return spec.json_trigger
+    if tools.style == "tagged" and tools.name_prefix.strip():
+        return mk.pattern(tools.name_prefix)
+    return ""
+
+
+def _section_lookahead(t: ToolFormat, names: tuple[str, ...]) -> str:
+    """A bare ``[`` opens the calls only when a call follows (as the engine's ``_lookahead``)."""
+    opener = t.section_start.strip()
+    if any(ch.isalnum() or ch in "<|｜" for ch in opener) or len(opener) > 3:
+        return ""
+    if t.style == "json":
+        return r"(?=\s*\{\s*[\"'])"
+    if not names:
+        return ""
+    alts = "|".join(regex.escape(n) for n in names)
+    return r"(?=\s*" + (mk.pattern(t.call_start) + r"\s*" if t.call_start else "") + \
+        (mk.pattern(t.name_prefix) if t.name_prefix.strip() else "") + "(?:" + alts + "))"
+
+
+def _stop_patterns(spec: EngineSpec, tools: ToolFormat | None) -> list[str]:
+    """Markers that end a turn (longest first): end of turn, eos, the assistant header, and a
+    section end that has no section start (Gemma 4's ``<|tool_response>``)."""
+    markers = list(spec.stop_markers)
+    if tools is not None and tools.section_end.strip() and not tools.section_start.strip():
+        markers.append(tools.section_end)
+    return [p for p in (mk.pattern(m) for m in sorted(set(markers), key=len, reverse=True)) if p]
+
+
+def _content(b: _Rules, spec: EngineSpec, tools: ToolFormat | None, json_answer: bool,
+             stops: list[str]) -> str:
+    """``content``: free text up to the calls or a turn marker (or a JSON answer), maybe wrapped."""
+    ends = list(stops)
+    if tools is not None and (opener := _opener(tools, spec, spec.tool_names)):
+        ends.insert(0, opener)
+    start_src, end_src = mk.pattern(spec.reasoning_start), mk.pattern(spec.reasoning_end)
+    if spec.extract_reasoning and start_src:
+        ends.append(start_src)          # reasoning comes first or not at all
+    if end_src and (spec.extract_reasoning or (spec.strip_leading_reasoning and start_src)):
+        ends.append(end_src)            # nor does a stray close
+    start = b.marker("content_start", spec.content_start) if spec.content_start.strip() else ""
+    close = b.marker("content_end", spec.content_end) if spec.content_end.strip() else ""
+    if json_answer:
+        b.add("answer", "ws json_value")
+        if start:
+            b.add("content", f"{_seq(start, 'answer', close)} / answer")
+        content = "content" if start else "answer"
+        return content + "?" if tools is not None else content
+    if close:
+        ends.insert(0, mk.pattern(spec.content_end))
+    b.add("content_text", _rx(r"(?s:.*?)(?=" + "|".join([*ends, r"\s*\Z"]) + ")"))
+    if not start:
+        return "content_text"
+    b.add("content", f"{_seq(start, 'content_text', close)} / content_text")
+    return "content"
+
+
+def _end(b: _Rules, stops: list[str]) -> str:
+    if stops:
+        b.add("stop", _rx(r"\s*(?:" + "|".join(stops) + ")"))
+    b.add("end", _seq("stop*" if stops else "", "ws", "end_of_text"))
+    b.add("end_of_text", _rx(r"\Z"))
+    return "end"
+
+
+def _tool_calls(b: _Rules, t: ToolFormat, names: tuple[str, ...], all_names: tuple[str, ...],
+                parallel: bool) -> None:
+    """``tool_calls``: the section, its calls and their separators."""
+    b.add("tool_calls", "")     # placeholder: keeps the rule ahead of its markers
+    sep = b.marker("call_separator", t.separator) if t.separator.strip() else ""
+    if not parallel:
+        calls = "call"
+    else:
+        calls = f"call ({sep} call)*" if sep else "call+"
+    if t.section_start.strip():
+        start = b.marker("section_start", t.section_start)
+        close = b.marker("section_end", t.section_end) if t.section_end.strip() else ""
+        b.rules["tool_calls"] = _seq(start, calls, close)
+    else:     # a section end with no start is a turn marker (``_stop_patterns``)
+        b.rules["tool_calls"] = calls
+    if t.style == "json" and t.json is not None:
+        _json_call(b, t, t.json, names)
+    else:
+        _tagged_call(b, t, names)
+
+
+def _markers(b: _Rules, t: ToolFormat, *roles: str) -> dict[str, str]:
+    return {r: (b.marker(r, getattr(t, r)) if getattr(t, r).strip() else "") for r in roles}
+
+
+def _json_call(b: _Rules, t: ToolFormat, layout: JsonLayout, names: tuple[str, ...]) -> None:
+    """A call written as one JSON object (name, arguments and id as members)."""
+    m = _markers(b, t, "call_start", "call_end")
+    b.add("call", _seq(m["call_start"], "ws call_object", m["call_end"]))
+    python = t.python_literals
+    quoted = [_lit(json.dumps(n, ensure_ascii=False)) for n in sorted(names, key=len, reverse=True)]
+    if python:
+        quoted += [_lit("'" + n + "'") for n in sorted(names, key=len, reverse=True)]
+    b.add("call_name", " / ".join(quoted))
+    if layout.name_is_key:
+        b.add("call_object", '"{" ws call_name ws ":" ws args_json ws "}"')
+        b.add("args_json", "json_object / json_string")
+        return
+    roles = {"name": tuple(layout.name_path), "args": tuple(layout.args_path)}
+    if layout.id_path:
+        roles["id"] = tuple(layout.id_path)
+    _json_object(b, "call", roles, python)
+    b.add("args_json", "json_object / json_string")     # a string holds the arguments as JSON text
+    if "id" in roles:
+        b.add("call_id", "json_string / json_number")
+
+
+def _json_object(b: _Rules, base: str, roles: dict[str, tuple[str, ...]], python: bool,
+                 depth: int = 0) -> str:
+    """``<base>_object``: the call's known members in any order, and other members.
+
+    A nested path (``function.name``) gets its own object rule; a member whose key is
+    known but whose value does not fit (an unknown tool name) matches nothing.
+    """
+    members: dict[str, str] = {}
+    for role, path in roles.items():
+        key = path[depth]
+        if len(path) == depth + 1:
+            members[key] = {"name": "call_name", "args": "args_json", "id": "call_id"}[role]
+        elif key not in members:
+            inner = {r: p for r, p in roles.items() if len(p) > depth + 1 and p[depth] == key}
+            members[key] = _json_object(b, f"{base}_{_rule_name(key)}", inner, python, depth + 1)
+    fields: list[str] = []
+    keys: list[str] = []
+    for key, value in members.items():
+        spelled = [_lit(json.dumps(key, ensure_ascii=False))] + ([_lit(f"'{key}'")] if python else [])
+        keys += spelled
+        member = {"call_name": "name_member", "args_json": "args_member", "call_id": "id_member"}.get(
+            value, value.removesuffix("_object") + "_member")
+        b.add(member, _seq(_alts(spelled), 'ws ":" ws', value))
+        fields.append(member)
+    b.add(f"{base}_object", f'"{{" ws {base}_field (ws "," ws {base}_field)* ws "}}"')
+    b.add(f"{base}_field", " / ".join([*fields, f"{base}_other"]))
+    b.add(f"{base}_other", f"!({' / '.join(keys)}) json_member")
+    return f"{base}_object"
+
+
+def _tagged_call(b: _Rules, t: ToolFormat, names: tuple[str, ...]) -> None:
+    """A call whose name sits between markers, then JSON, literal or per-key arguments."""
+    m = _markers(b, t, "call_start", "name_prefix", "name_suffix", "call_close", "call_end")
+    ordered = sorted(names, key=len, reverse=True)
+    if t.name_in_id:
+        b.add("call_name", _rx(_name_in_id_source(t.name_in_id, ordered)))
+    else:
+        b.add("call_name", " / ".join(_lit(n) for n in ordered))
+    id_part = ""
+    if t.id_position in ("before_name", "after_name", "after_args"):
+        prefix = b.marker("id_prefix", t.id_prefix) if t.id_prefix.strip() else ""
+        suffix_src = mk.pattern(t.id_suffix)
+        if suffix_src:
+            b.add("call_id", _rx(r"[^\n]*?(?=\s*" + suffix_src + ")"))
+            b.marker("id_suffix", t.id_suffix)
+        else:
+            b.add("call_id", _rx(_ID_WORD))
+        b.add("call_id_part", _seq(prefix, "call_id", "id_suffix" if suffix_src else ""))
+        # an id right after the call marker (``<tool_call id="ID">``) is part of it; others may be left out
+        id_part = "call_id_part" if t.id_position == "before_name" and suffix_src else "call_id_part?"
+    b.add("call_header", _seq(m["name_prefix"], "ws call_name", m["name_suffix"]))
+    args = _args(b, t)
+    b.add("call", _seq(m["call_start"], id_part if t.id_position == "before_name" else "", "call_header",
+                       id_part if t.id_position == "after_name" else "", args,
+                       id_part if t.id_position == "after_args" else "", m["call_close"], m["call_end"]))
+
+
+def _name_in_id_source(pattern: str, names: list[str]) -> str:
+    """``name_in_id`` with its ``name`` group restricted to the allowed names (unanchored)."""
+    alts = "|".join(regex.escape(n) for n in names)
+    i = pattern.find("(?P<name>")
+    if i < 0:
+        return "(?:" + alts + ")"
+    depth, j = 0, i
+    while j < len(pattern):
+        c = pattern[j]
+        if c == "\\":
+            j += 2
+            continue
+        if c == "[":
+            j = pattern.index("]", j + 2)
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                break
+        j += 1
+    src = pattern[:i] + "(?P<name>" + alts + ")" + pattern[j + 1:]
+    return src.removeprefix("^").removesuffix("$")
+
+
+def _args(b: _Rules, t: ToolFormat) -> str:
+    """The arguments of a tagged call: per-key tags, a literal, or a JSON object."""
+    if t.args == "tagged" and t.tagged is not None:
+        ta = t.tagged
+        prefix = b.marker("arg_prefix", ta.prefix) if ta.prefix.strip() else ""
+        key_end = mk.pattern(ta.key_suffix)
+        value_end = mk.pattern(ta.value_end) or "|".join(
+            s for s in (mk.pattern(ta.prefix), mk.pattern(t.call_close), mk.pattern(t.call_end)) if s)
+        b.add("arg", _seq(prefix, "arg_key", "key_suffix" if key_end else "", "arg_value",
+                          "value_end" if mk.pattern(ta.value_end) else ""))
+        b.add("arg_key", _rx(r"[^\n]+?(?=\s*" + key_end + ")") if key_end else _rx(_ID_WORD))
+        if key_end:
+            b.marker("key_suffix", ta.key_suffix)
+        b.add("arg_value", _rx(r"(?s:.*?)(?=" + value_end + ")"))
+        b.marker("value_end", ta.value_end)
+        sep = b.marker("arg_separator", ta.separator) if ta.separator.strip() else ""
+        b.add("args_tagged", f"(arg ({sep} arg)*)?" if sep else "arg*")
+        return "args_tagged"
+    if t.args == "literal" and t.literal is not None:
+        _literal_rules(b, t.literal)
+        return "ws args_literal"
+    b.add("args_json", "json_object / json_array")
+    return "ws args_json"
+
+
+def _literal_rules(b: _Rules, lit: LiteralArgs) -> None:
+    """PEG rules for a non-JSON argument literal (``{k:<|"|>v<|"|>}``, ``(k='v')``)."""
+    b.add("args_literal", f'{_lit(lit.open)} ws lit_members? ws {_lit(lit.close)}')
+    b.add("lit_members", 'lit_member (ws "," ws lit_member)* (ws ",")?')
+    b.add("lit_member", "lit_key ws lit_kv ws lit_value")
+    b.add("lit_key", "lit_string / lit_word")
+    b.add("lit_kv", " / ".join(_lit(s) for s in dict.fromkeys([lit.kv_sep, ":", "="])))
+    b.add("lit_value", "lit_string / lit_mapping / lit_array / lit_word")
+    b.add("lit_mapping", '("{" ws lit_members? ws "}") / ("(" ws lit_members? ws ")")')
+    b.add("lit_array", '"[" ws (lit_value (ws "," ws lit_value)* (ws ",")?)? ws "]"')
+    strings = []
+    for q in sorted(lit.quotes, key=len, reverse=True):
+        e = regex.escape(q)
+        if q in ("'", '"'):
+            strings.append(_rx(f"{e}(?:[^{e}\\\\]|\\\\.)*{e}"))
+        else:
+            strings.append(_rx(f"{e}(?s:.*?){e}"))
+    b.add("lit_string", " / ".join(strings))
+    b.add("lit_word", _rx(r"[^\s,:=(){}\[\]\"'<>]+"))
+
+
+# ---------------------------------------------------------------- the parser and its mapper
+@dataclass(frozen=True)
+class PegParser:
+    """A request's strict parser: ``text`` is the grammar source, ``parse`` maps to a ``Message``."""
+
+    text: str
+    grammar: Grammar = field(repr=False)
+    context: _Context = field(repr=False)
+
+    def parse(self, text: str) -> Message:
+        """Parse a complete output; raise ``ParseError`` at the farthest point the grammar reached."""
+        try:
+            tree = self.grammar.parse(text)
+        except IncompleteParseError as e:
+            raise ParseError("text after the end of the message", text=text, pos=e.pos,
+                             template=self.context.template) from None
+        except GrammarError as e:
+            rule = e.expr.name if e.expr is not None and e.expr.name else "message"
+            raise ParseError(f"expected {rule}", text=text, pos=max(e.pos, 0),
+                             template=self.context.template) from None
+        return _Mapper(self.context).visit(tree)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass
+class _Segment:
+    key: str            # "content" or "reasoning_content"
+    text: str
+    start: int
+
+
+@dataclass
+class _Name:
+    name: str
+    call_id: str = ""
+
+
+@dataclass
+class _Id:
+    value: str
+
+
+@dataclass
+class _Header:
+    text: str
+
+
+@dataclass
+class _Args:
+    text: str
+    literal: bool = False     # converted from a literal: typed by the schema once the name is known
+
+
+@dataclass
+class _Arg:
+    key: str
+    raw: str
+
+
+@dataclass
+class _Call:
+    name: str
+    arguments: str
+    call_id: str
+
+
+class _Sink:
+    """The engine's text emission: segments trimmed at markers, inner whitespace kept."""
+
+    def __init__(self) -> None:
+        self.msg = Message()
+        self.pending = ""
+        self.segment_start = True
+
+    def text(self, key: str, text: str, raw: bool = False) -> None:
+        if not text:
+            return
+        if raw:
+            out, self.pending, self.segment_start = self.pending + text, "", False
+        else:
+            if self.segment_start:
+                text = text.lstrip(WS)
+                if not text:
+                    return
+                self.segment_start = False
+            body = text.rstrip(WS)
+            if not body:
+                self.pending += text
+                return
+            out, self.pending = self.pending + body, text[len(body):]
+        setattr(self.msg, key, (getattr(self.msg, key) or "") + out)
+
+    def boundary(self) -> None:
+        self.pending, self.segment_start = "", True
+
+
+def _flatten(values: Any) -> list[Any]:
+    out: list[Any] = []
+    for v in values:
+        if isinstance(v, list):
+            out.extend(_flatten(v))
+        elif v is not None:
+            out.append(v)
+    return out
+
+
+class _Mapper(NodeVisitor):
+    """Parse tree -> ``Message``, mirroring how the engine turns text into a message."""
+
+    unwrapped_exceptions = (ParseError,)
+    # rules whose value is their text: their subtrees (JSON, literals) are not walked
+    text_rules = frozenset({"answer", "args_json", "args_literal", "call_id", "call_name", "arg_key",
+                            "arg_value", "content_text", "reasoning_text"})
+
+    def __init__(self, ctx: _Context) -> None:
+        self.ctx = ctx
+
+    def visit(self, node: Node) -> Any:
+        name = node.expr_name
+        if name in self.text_rules:
+            return getattr(self, "visit_" + name)(node, [])
+        if name.endswith("_other"):
+            return None      # a JSON call's other members (``"type": "function"``) carry nothing
+        return super().visit(node)
+
+    def error(self, node: Node, message: str) -> ParseError:
+        return ParseError(message, text=node.full_text, pos=node.start, template=self.ctx.template)
+
+    # -------------------------------------------------------------- structure
+    def generic_visit(self, node: Node, visited_children: list[Any]) -> list[Any]:
+        """Anonymous sequences, options and repetitions: their children's values, in order."""
+        return _flatten(visited_children)
+
+    def _drop(self, node: Node, visited_children: list[Any]) -> None:
+        return None
+
+    visit_reasoning = visit_content = visit_tool_calls = visit_call_id_part = visit_args_tagged = generic_visit
+    visit_ws = visit_end = visit_end_of_text = visit_stop = visit_assistant_header = _drop
+    visit_reasoning_start = visit_reasoning_end = visit_content_start = visit_content_end = _drop
+    visit_section_start = visit_section_end = visit_call_start = visit_call_end = visit_call_separator = _drop
+    visit_name_prefix = visit_name_suffix = visit_call_close = visit_id_prefix = visit_id_suffix = _drop
+    visit_arg_prefix = visit_key_suffix = visit_value_end = visit_arg_separator = visit_turn_markers = _drop
+
+    def visit_message(self, node: Node, visited_children: list[Any]) -> Message:
+        ctx, sink = self.ctx, _Sink()
+        spec = ctx.spec
+        if spec.start_in_reasoning and not spec.extract_reasoning and spec.reasoning_prefix:
+            sink.text("content", spec.reasoning_prefix, raw=True)
+        if ctx.prefill_reasoning:
+            sink.text("reasoning_content", ctx.prefill_reasoning, raw=True)
+            sink.segment_start = not ctx.prefill_open
+        if ctx.prefill_content:
+            sink.text("content", ctx.prefill_content, raw=True)
+        for i, event in enumerate(_flatten(visited_children)):
+            if i > 0 or not isinstance(event, _Segment) or event.start > 0:
+                sink.boundary()
+            if isinstance(event, _Segment):
+                sink.text(event.key, event.text)
+            elif isinstance(event, _Call):
+                index = len(sink.msg.tool_calls)
+                sink.msg.tool_calls.append(ToolCall(name=event.name, arguments=event.arguments,
+                                                    id=event.call_id or f"{spec.id_prefix}{index}"))
+        return sink.msg
+
+    # -------------------------------------------------------------- text
+    def visit_reasoning_text(self, node: Node, visited_children: list[Any]) -> _Segment:
+        key = "reasoning_content" if self.ctx.spec.extract_reasoning else "content"   # a stray block
+        return _Segment(key, node.text, node.start)
+
+    def visit_content_text(self, node: Node, visited_children: list[Any]) -> _Segment:
+        return _Segment("content", node.text, node.start)
+
+    def visit_answer(self, node: Node, visited_children: list[Any]) -> _Segment:
+        try:
+            value = json.loads(node.text)
+        except ValueError as e:
+            raise self.error(node, f"the answer is not JSON ({e})") from None
+        if self.ctx.response_schema is not None and not _conforms(value, self.ctx.response_schema):
+            raise self.error(node, "the answer does not match the response_format schema")
+        return _Segment("content", node.text, node.start)
+
+    # -------------------------------------------------------------- calls
+    def visit_call_name(self, node: Node, visited_children: list[Any]) -> _Name:
+        t = self.ctx.tools
+        text = node.text.strip()
+        if t is not None and t.style == "json":
+            return _Name(str(json.loads(python_to_json(text))))
+        if t is not None and t.name_in_id:
+            m = regex.match(t.name_in_id, text)
+            if m:
+                return _Name(m.group("name"), call_id=text)
+        return _Name(text)
+
+    def visit_call_id(self, node: Node, visited_children: list[Any]) -> _Id:
+        raw = node.text.strip()
+        t = self.ctx.tools
+        if t is not None and t.style == "json":
+            try:
+                return _Id(str(json.loads(python_to_json(raw))))
+            except ValueError:
+                return _Id(raw.strip("\"'"))
+        return _Id(raw)
+
+    def visit_args_json(self, node: Node, visited_children: list[Any]) -> _Args:
+        t = self.ctx.tools
+        raw = node.text
+        python = t is not None and (t.python_literals or t.args == "python")
+        if python or raw[:1] in "\"'":
+            return _Args(_args_text(raw, python))
+        return _Args(raw)
+
+    def visit_args_literal(self, node: Node, visited_children: list[Any]) -> _Args:
+        lit = self.ctx.tools.literal if self.ctx.tools is not None else None
+        assert lit is not None
+        try:
+            text = literal_to_json(node.text, lit.quotes, lit.kv_sep)
+        except (ValueError, IndexError) as e:
+            raise self.error(node, f"arguments literal did not parse ({e})") from None
+        return _Args(text, literal=True)
+
+    def visit_arg_key(self, node: Node, visited_children: list[Any]) -> str:
+        return node.text
+
+    def visit_arg_value(self, node: Node, visited_children: list[Any]) -> str:
+        return node.text
+
+    def visit_arg(self, node: Node, visited_children: list[Any]) -> _Arg:
+        key, raw = _flatten(visited_children)
+        key = key.strip()
+        if not key or len(key) > 256:
+            raise self.error(node, "empty or overlong argument key")
+        return _Arg(key, raw)
+
+    def visit_call(self, node: Node, visited_children: list[Any]) -> _Call:
+        parts = _flatten(visited_children)
+        names = [p for p in parts if isinstance(p, _Name)]
+        if len(names) != 1:
+            raise self.error(node, "a call needs exactly one name")
+        name = names[0].name
+        call_id = names[0].call_id
+        t = self.ctx.tools
+        if t is not None and t.id_from_header and not call_id:
+            header = next((p.text for p in parts if isinstance(p, _Header)), "").lstrip(WS)
+            cut = min((i for i in (header.find("<", 1), header.find("[", 1)) if i > 0), default=len(header))
+            call_id = header[:cut].strip()
+        ids = [p.value for p in parts if isinstance(p, _Id)]
+        if ids and not call_id:
+            call_id = ids[-1]
+        args = [p for p in parts if isinstance(p, _Args)]
+        pairs = [p for p in parts if isinstance(p, _Arg)]
+        if pairs:
+            arguments = self._tagged_arguments(name, pairs)
+        elif args and args[-1].literal and self.ctx.schemas.get(name):
+            arguments = json.dumps(coerce(json.loads(args[-1].text), self.ctx.schemas[name]), ensure_ascii=False)
+        elif args:
+            arguments = args[-1].text
+        else:
+            arguments = "{}"
+        return _Call(name, arguments, call_id)
+
+    def visit_call_header(self, node: Node, visited_children: list[Any]) -> list[Any]:
+        return [_Header(node.text), *_flatten(visited_children)]
+
+    def _tagged_arguments(self, name: str, pairs: list[_Arg]) -> str:
+        """``{"k": v, ...}`` as the engine writes it: values typed by the tool's schema."""
+        ta = self.ctx.tools.tagged if self.ctx.tools is not None else None
+        assert ta is not None
+        props = (self.ctx.schemas.get(name) or {}).get("properties") or {}
+        out = []
+        for pair in pairs:
+            raw = pair.raw
+            if ta.key_suffix.endswith("\n") and raw.startswith("\n"):
+                raw = raw[1:]
+            if ta.value_end.startswith("\n") and raw.endswith("\n"):
+                raw = raw[:-1]
+            prop = props.get(pair.key) if isinstance(props.get(pair.key), dict) else {}
+            value = json.dumps(raw, ensure_ascii=False) if _string_arg(prop, ta.strings_json) \
+                else _typed_value(raw, prop)
+            out.append(f"{json.dumps(pair.key, ensure_ascii=False)}: {value}")
+        return "{" + ", ".join(out) + "}"
+
+
+def _string_arg(prop: dict[str, Any], strings_json: bool) -> bool:
+    """A tagged value written raw as a string (``TaggedCallReader._is_string_arg``)."""
+    if strings_json:
+        return False
+    types = prop.get("type")
+    if isinstance(types, str):
+        return types == "string"
+    if isinstance(types, list):
+        return types == ["string"]
+    return "enum" in prop and all(isinstance(v, str) for v in prop["enum"])
+
+
+_TYPES: dict[str, Any] = {
+    "object": lambda v: isinstance(v, dict), "array": lambda v: isinstance(v, list),
+    "string": lambda v: isinstance(v, str), "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+}
+
+
+def _conforms(value: Any, schema: Any) -> bool:
+    """A small JSON Schema check: type, enum, const, properties, required, items, any/one/allOf."""
+    if not isinstance(schema, dict):
+        return True
+    if "const" in schema and value != schema["const"]:
+        return False
+    if "enum" in schema and value not in schema["enum"]:
+        return False
+    if "anyOf" in schema or "oneOf" in schema:
+        if not any(_conforms(value, s) for s in schema.get("anyOf", schema.get("oneOf", []))):
+            return False
+    if not all(_conforms(value, s) for s in schema.get("allOf", [])):
+        return False
+    types = schema.get("type")
+    wanted = [types] if isinstance(types, str) else list(types or [])
+    if wanted and not any(_TYPES.get(t, lambda v: True)(value) for t in wanted):
+        return False
+    if isinstance(value, dict):
+        props = schema.get("properties") or {}
+        if any(k not in value for k in schema.get("required", [])):
+            return False
+        extra = schema.get("additionalProperties", True)
+        for k, v in value.items():
+            if k in props:
+                if not _conforms(v, props[k]):
+                    return False
+            elif extra is False or (isinstance(extra, dict) and not _conforms(v, extra)):
+                return False
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        return all(_conforms(v, schema["items"]) for v in value)
+    return True
+
+
+__all__ = ["PegParser", "build_peg"]
