@@ -13,7 +13,7 @@ from . import sources
 from .analysis import analyze
 from .analysis.model import Analysis
 from .errors import AutoparserError
-from .render import RenderLimits, Renderer
+from .render import Renderer, RenderLimits
 from .render.compat import render_compat
 from .runtime import markers as mk
 from .runtime.engine import Engine, EngineSpec
@@ -189,6 +189,7 @@ class Request:
             start_in_reasoning=open_, reasoning_prefix=prefix,
             strip_leading_reasoning=off and self.reasoning_format != "none",
             content_start=content_start, content_end=content_end, stop_markers=recognised, tools=tools,
+            content_markers=a.content.in_tool_turns,
             tool_schemas=schemas, json_trigger=self._json_trigger(tools, schemas), tool_names=tuple(schemas),
             tentative_reasoning=a.reasoning.mode == "delimiter" and not self.continue_final_message,
             id_prefix=f"call_{secrets.token_hex(4)}_")

@@ -9,7 +9,7 @@ import logging
 from ..probes.prober import Prober
 from ..render import Renderer
 from .capabilities import probe_capabilities
-from .content import analyze_content
+from .content import analyze_content, tool_turn_wrappers
 from .model import Analysis, Capabilities, ContentFormat, ReasoningFormat, ToolFormat
 from .reasoning import analyze_reasoning, declared_tags
 from .special import apply_special
@@ -55,6 +55,10 @@ def _analyze(renderer: Renderer) -> Analysis:
     if caps.tool_calls:
         tools, tool_notes = analyze_tools(pr, eot_text, reasoning.end, eot)
         notes += tool_notes
+    if tools.style != "none":
+        extra = tool_turn_wrappers(pr, content, tools.section_start or tools.call_start)
+        if extra:
+            content = dataclasses.replace(content, in_tool_turns=extra)
     caps = dataclasses.replace(caps, reasoning=caps.reasoning or reasoning.mode != "none",
                                thinking_toggle=bool(reasoning.off_kwargs))
     gp = pr.generation_prompt()

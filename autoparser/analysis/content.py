@@ -46,3 +46,28 @@ def analyze_content(pr: Prober) -> tuple[ContentFormat, tuple[str, ...], str]:
             after = after[stop:]
     eot = tuple(dict.fromkeys(mm.group() for mm in MARKER.finditer(after)))
     return ContentFormat(start=start, end=end), eot, after
+
+
+def tool_turn_wrappers(pr: Prober, content: ContentFormat, call_start: str) -> tuple[str, ...]:
+    """Markers around an answer written before tool calls, when they differ from the plain wrapper.
+
+    gpt-oss writes ``<|channel|>commentary<|message|>TEXT<|end|><|start|>assistant`` before its calls
+    but ``<|channel|>final<|message|>TEXT`` otherwise.
+    """
+    from .reasoning import marker_run_before
+    from .tools import render_call_turn
+
+    turn = render_call_turn(pr, N.ASSISTANT)
+    if turn is None or N.ASSISTANT not in turn:
+        return ()
+    i = turn.index(N.ASSISTANT)
+    found: list[str] = []
+    run = marker_run_before(turn[:i])
+    if run.strip() and not is_closing(run) and run.strip() != content.start.strip():
+        found.append(run.strip())
+    after = turn[i + len(N.ASSISTANT):]
+    cut = after.find(call_start.strip()) if call_start.strip() else -1
+    between = after[:cut].strip() if cut > 0 else ""
+    if between and MARKER.match(between) and between != content.end.strip() and len(between) <= 80:
+        found.append(between)
+    return tuple(found)

@@ -54,6 +54,7 @@ class ContentFormat:
 
     start: str = ""
     end: str = ""
+    in_tool_turns: tuple[str, ...] = ()   # other wrapper markers around an answer that precedes calls (harmony)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import regex
 
-from ..diff.split import MARKER, first_marker, last_marker
+from ..diff.split import MARKER, first_marker
 from ..probes import needles as N
 from ..probes.prober import Prober
 from .model import ReasoningFormat

@@ -19,8 +19,8 @@ from ..diff.split import MARKER, common_prefix_len, fix_prefix_end, shared_prefi
 from ..probes import needles as N
 from ..probes.prober import Prober
 from ..runtime.jsonscan import JsonScanner
-from ..runtime.pyliteral import python_to_json
 from ..runtime.literal import LiteralEnd, literal_value
+from ..runtime.pyliteral import python_to_json
 from .model import JsonLayout, LiteralArgs, TaggedArgs, ToolFormat
 
 NM, IM = N.NAME_MARK, N.ID_MARK
@@ -50,7 +50,7 @@ def render_calls(pr: Prober) -> CallTurns | None:
             def turn(calls: list[dict[str, Any]], content: Any = content) -> str | None:
                 return pr.turn({"role": "assistant", "content": content, "tool_calls": calls}, tools=N.TOOLS)
             one = turn([N.call(N.ID1, N.FN1, {N.ARG1: N.VAL1}, as_string)])
-            if one is None or N.FN1 not in one and N.ID1 not in one:
+            if one is None or (N.FN1 not in one and N.ID1 not in one):
                 continue
             two = turn([N.call(N.ID1, N.FN1, {N.ARG1: N.VAL1}, as_string),
                         N.call(N.ID2, N.FN2, {N.ARG1: N.VAL1}, as_string)])
@@ -63,6 +63,24 @@ def render_calls(pr: Prober) -> CallTurns | None:
                              _norm(two_args) if two_args else None, content is None, as_string,
                              _norm(typed) if typed else None)
     return None
+
+
+def render_call_turn(pr: Prober, content: str) -> str | None:
+    """A turn with some answer text and one call (for wrappers that only appear next to calls)."""
+    for as_string in (False, True):
+        out = pr.turn({"role": "assistant", "content": content,
+                       "tool_calls": [N.call(N.ID1, N.FN1, {N.ARG1: N.VAL1}, as_string)]}, tools=N.TOOLS)
+        if out is not None:
+            return out
+    return None
+
+
+def last_marker_in(text: str, start: int = 0, end: int | None = None) -> Any:
+    """The last marker in ``text[start:end]``, or None."""
+    found = None
+    for found in MARKER.finditer(text, start, len(text) if end is None else end):  # noqa: B007
+        pass
+    return found
 
 
 # ------------------------------------------------------------------ JSON helpers
@@ -159,9 +177,7 @@ def split_units(one: str, two: str | None, s1: int, e1: int, s2: tuple[int, int]
     """
     left, right = one[base:s1], one[e1:]
     if two is None or s2 is None:
-        m = None
-        for m in MARKER.finditer(left):
-            pass
+        m = last_marker_in(left)
         call_start = left[m.start():] if m is not None and not left[m.end():].strip() else ""
         section_start = left[: len(left) - len(call_start)]
         return section_start, call_start, "", "", right
@@ -179,9 +195,7 @@ def split_units(one: str, two: str | None, s1: int, e1: int, s2: tuple[int, int]
 
 def _split_before_name(prefix: str) -> tuple[str, str]:
     """Split a call prefix into (call_start, name_prefix) at the last complete marker."""
-    m = None
-    for m in MARKER.finditer(prefix):
-        pass
+    m = last_marker_in(prefix)
     if m is None:
         return "", prefix
     return prefix[: m.end()], prefix[m.end():]
@@ -262,14 +276,12 @@ def _analyze_tools(pr: Prober, eot_text: str) -> tuple[ToolFormat, list[str]]:
     turns = render_calls(pr)
     if turns is None:
         return ToolFormat(), notes
-    one, two = turns.one, turns.two
+    one = turns.one
     base = 0
     if turns.empty is not None:
         base = fix_prefix_end(one, common_prefix_len(turns.empty, one))
         # "<|channel|>final" vs "<|channel|>commentary": a marker glued to differing words belongs to both
-        m = None
-        for m in MARKER.finditer(one, 0, base):
-            pass
+        m = last_marker_in(one, 0, base)
         if m is not None and m.end() == base and base < len(one) and base < len(turns.empty) \
                 and one[base].isalnum() and turns.empty[base].isalnum():
             base = m.start()
@@ -340,7 +352,7 @@ def _tagged_style(turns: CallTurns, name_at: int, base: int, eot_text: str, note
         body = _strip_tail(rest, eot_text)
         rest = ""
     call_start, name_prefix = _split_before_name(prefix)
-    id_position, id_prefix, id_suffix = "none", "", ""
+    id_position, id_suffix = "none", ""
     if IM in call_start:
         j = call_start.index(IM)
         call_start, id_suffix = call_start[:j], call_start[j + 1:]
@@ -467,9 +479,7 @@ def _tagged_args(body: str, two_args: str | None, typed: str | None = None) -> t
         prefix = pre1[len(pre1) - cs:] if cs else ""
         sep = rest_x[: len(rest_x) - cs]
     else:
-        m = None
-        for m in MARKER.finditer(pre1):
-            pass
+        m = last_marker_in(pre1)
         prefix = pre1[m.start():] if m else ""
         sep = ""
     name_suffix = pre1[: len(pre1) - len(prefix)]

@@ -6,10 +6,12 @@ parsimonious source text, and ``PegParser.parse(text)`` maps the parse tree to t
 ``Message`` the streaming engine (``Request.parse``) returns for valid output. Unlike the
 engine it accepts only the canonical shape::
 
-    message = assistant_header? reasoning? content tool_calls? end
+    message = assistant_header? reasoning? content (tool_calls content)? end
 
-and raises ``autoparser.errors.ParseError`` (with the farthest position parsimonious
-reached) for anything else: an unclosed call, an unknown tool name, text after the calls.
+(turn markers such as ``<|im_end|>`` may separate the parts and end the message) and raises
+``autoparser.errors.ParseError`` at the farthest position parsimonious reached for anything
+else: an unclosed call, an unknown tool name, a second call when ``parallel_tool_calls`` is
+off, an answer that is not the ``response_format`` JSON.
 
 Markers are regex terminals built from ``markers.pattern`` (whitespace-tolerant exactly as
 the engine matches them), free text is a lazy regex up to the marker that ends it, and JSON,
@@ -47,6 +49,7 @@ if TYPE_CHECKING:
 WS = " \t\r\n"
 _ID_WORD = r"[^\s<>\[\]{}\"'|,:=()`]+"     # an id with no closing marker (calls._NAME)
 _CONTROL = {"\n": "n", "\r": "r", "\t": "t"}
+
 
 # ---------------------------------------------------------------- grammar text helpers
 def _lit(s: str) -> str:
@@ -162,7 +165,6 @@ class _Context:
     prefill_open: bool = False
     prefill_content: str = ""
     response_schema: dict[str, Any] | None = None
-    json_answer: bool = False
     schemas: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
@@ -225,7 +227,7 @@ def build_peg(req: Request) -> PegParser:
     content = _content(b, spec, tools, json_answer, stops)
     parts.append(content)
     if tools is not None:
-        _tool_calls(b, tools, names, spec.tool_names, req.parallel_tool_calls)
+        _tool_calls(b, tools, names, req.parallel_tool_calls)
         opener = _opener(tools, spec, spec.tool_names)
         if stops and opener:
             # as many turn markers as leave the calls' opener next ("<|sep|>" + "<|open|>tools")
@@ -243,7 +245,7 @@ def build_peg(req: Request) -> PegParser:
     text = b.text()
     ctx = _Context(spec=spec, template=req.template.name, tools=tools, prefill_reasoning=p_reasoning,
                    prefill_open=p_open, prefill_content=p_content, response_schema=schema,
-                   json_answer=json_answer, schemas=dict(spec.tool_schemas))
+                   schemas=dict(spec.tool_schemas))
     return PegParser(text=text, grammar=Grammar(text), context=ctx)
 
 
@@ -260,7 +262,8 @@ def _reasoning(b: _Rules, spec: EngineSpec) -> str:
         # a delimiter-only format may skip its reasoning; a prefilled tag must be closed
         body, term = "reasoning_text reasoning_end", ("reasoning" if start else "reasoning?")
     elif start:
-        body, term = "reasoning_start reasoning_text reasoning_end", "reasoning?"
+        # a bare close stands for an empty block (MiniMax-M3 renders "</mm:think>" + content)
+        body, term = "reasoning_start reasoning_text reasoning_end / reasoning_end", "reasoning?"
     else:
         return ""
     b.add("reasoning", body)
@@ -307,7 +310,7 @@ def _stop_patterns(spec: EngineSpec, tools: ToolFormat | None) -> list[str]:
     markers = list(spec.stop_markers)
     if tools is not None and tools.section_end.strip() and not tools.section_start.strip():
         markers.append(tools.section_end)
-    return [p for p in (mk.pattern(m) for m in sorted(set(markers), key=len, reverse=True)) if p]
+    return [p for p in (mk.pattern(m) for m in sorted(dict.fromkeys(markers), key=len, reverse=True)) if p]
 
 
 def _content(b: _Rules, spec: EngineSpec, tools: ToolFormat | None, json_answer: bool,
@@ -334,7 +337,7 @@ def _content(b: _Rules, spec: EngineSpec, tools: ToolFormat | None, json_answer:
     b.add("content_text", _rx(r"(?s:.*?)(?=" + "|".join([*ends, r"\s*\Z"]) + ")"))
     if not start:
         return "content_text"
-    b.add("content", f"{_seq(start, 'content_text', close)} / content_text")
+    b.add("content", f"{_seq(start, 'content_text', close + '?' if close else '')} / content_text")
     return "content"
 
 
@@ -346,8 +349,7 @@ def _end(b: _Rules, stops: list[str]) -> str:
     return "end"
 
 
-def _tool_calls(b: _Rules, t: ToolFormat, names: tuple[str, ...], all_names: tuple[str, ...],
-                parallel: bool) -> None:
+def _tool_calls(b: _Rules, t: ToolFormat, names: tuple[str, ...], parallel: bool) -> None:
     """``tool_calls``: the section, its calls and their separators."""
     b.add("tool_calls", "")     # placeholder: keeps the rule ahead of its markers
     sep = b.marker("call_separator", t.separator) if t.separator.strip() else ""
@@ -503,7 +505,7 @@ def _args(b: _Rules, t: ToolFormat) -> str:
 def _literal_rules(b: _Rules, lit: LiteralArgs) -> None:
     """PEG rules for a non-JSON argument literal (``{k:<|"|>v<|"|>}``, ``(k='v')``)."""
     b.add("args_literal", f'{_lit(lit.open)} ws lit_members? ws {_lit(lit.close)}')
-    b.add("lit_members", 'lit_member (ws "," ws lit_member)* (ws ",")?')
+    b.add("lit_members", 'lit_member (ws ","? ws lit_member)* (ws ",")?')     # the reader lets commas out
     b.add("lit_member", "lit_key ws lit_kv ws lit_value")
     b.add("lit_key", "lit_string / lit_word")
     b.add("lit_kv", " / ".join(_lit(s) for s in dict.fromkeys([lit.kv_sep, ":", "="])))
@@ -522,7 +524,7 @@ def _literal_rules(b: _Rules, lit: LiteralArgs) -> None:
 
 
 # ---------------------------------------------------------------- the parser and its mapper
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class PegParser:
     """A request's strict parser: ``text`` is the grammar source, ``parse`` maps to a ``Message``."""
 
@@ -834,9 +836,9 @@ def _conforms(value: Any, schema: Any) -> bool:
         return False
     if "enum" in schema and value not in schema["enum"]:
         return False
-    if "anyOf" in schema or "oneOf" in schema:
-        if not any(_conforms(value, s) for s in schema.get("anyOf", schema.get("oneOf", []))):
-            return False
+    options = schema.get("anyOf", schema.get("oneOf"))
+    if isinstance(options, list) and not any(_conforms(value, s) for s in options):
+        return False
     if not all(_conforms(value, s) for s in schema.get("allOf", [])):
         return False
     types = schema.get("type")

@@ -7,8 +7,8 @@ import json
 from typing import Any
 
 from ..diff.split import common_prefix_len, fix_prefix_end
-from ..render import Renderer
 from ..errors import TemplateError, TemplateLimitError
+from ..render import Renderer
 from ..render.compat import render_compat
 from . import needles as N
 

@@ -150,9 +150,9 @@ class JsonCallReader(CallReader):
                     self.name = raw.strip("\"'")
                 self._args_path = layout.args_path
         if self.index is None:
-            if layout.id_path and (layout.id_after_args or sc.started(layout.id_path) is not None):
-                if end is None and sc.value(layout.id_path) is None:
-                    return
+            if layout.id_path and (layout.id_after_args or sc.started(layout.id_path) is not None) \
+                    and end is None and sc.value(layout.id_path) is None:
+                return
             args_started = sc.started(self._args_path) is not None
             id_pending = bool(layout.id_path) and not layout.id_after_args and sc.value(layout.id_path) is None
             if not args_started and end is None and id_pending:
@@ -494,7 +494,7 @@ class TaggedCallReader(CallReader):
         self._end_args()
         if st == "match":
             return "done", end
-        st2, end2 = mk.match_here(self.p_call_end, buf, pos, final)
+        st2, _ = mk.match_here(self.p_call_end, buf, pos, final)
         if st2 == "more":
             return "more", pos
         return "done", pos
@@ -536,9 +536,7 @@ class TaggedCallReader(CallReader):
             return types == "string"
         if isinstance(types, list):
             return types == ["string"]
-        if "enum" in prop and all(isinstance(v, str) for v in prop["enum"]):
-            return True
-        return False
+        return "enum" in prop and all(isinstance(v, str) for v in prop["enum"])
 
     def _arg_value(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
         m = self.p_value_end.search(buf, pos, partial=not final) if self.p_value_end else None

@@ -39,6 +39,7 @@ class EngineSpec:
     strip_leading_reasoning: bool = False  # reasoning is off: drop a stray opening block (PRE.6)
     content_start: str = ""
     content_end: str = ""
+    content_markers: tuple[str, ...] = ()   # further answer wrappers, dropped like the main one
     stop_markers: tuple[str, ...] = ()
     tools: Any = None                    # analysis.model.ToolFormat, or None when no tools apply
     tool_schemas: dict[str, dict] = field(default_factory=dict)
@@ -99,6 +100,8 @@ class Engine:
             named.append(("cwrap", mk.pattern(s.content_start)))
         if s.content_end:
             named.append(("cwrap2", mk.pattern(s.content_end)))
+        for i, m in enumerate(s.content_markers):
+            named.append((f"cwrap{i + 3}", mk.pattern(m)))
         for i, m in enumerate(s.stop_markers):
             named.append((f"stop{i}", mk.pattern(m)))
         # a closing reasoning marker with no opening one (prompt opened it, or reasoning is off)
@@ -283,10 +286,7 @@ class Engine:
             self._boundary()
             self.pos = m.end()
             self._start_call()
-        elif kind == "tname":
-            self._boundary()
-            self._start_call()
-        elif kind == "tjson":
+        elif kind == "tname" or kind == "tjson":
             self._boundary()
             self._start_call()
         else:  # wrappers and stop markers: recognised and dropped

@@ -105,7 +105,7 @@ class JsonScanner:
         i = self.pos
         while i < n:
             st = self.state
-            if st == DONE or st == ERROR:
+            if st in (DONE, ERROR):
                 break
             ch = text[i]
             if st == STRING:
