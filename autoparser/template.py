@@ -343,11 +343,12 @@ class StreamParser:
 
     @property
     def message(self) -> Message:
-        return self._engine.msg
+        """The message so far."""
+        return self._engine.sync()
 
     @property
     def finish_reason(self) -> str:
-        return self._engine.msg.finish_reason
+        return self._engine.sync().finish_reason
 
 
 __all__ = ["AutoparserError", "ChatTemplate", "Request", "StreamParser"]

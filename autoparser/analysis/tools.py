@@ -417,7 +417,7 @@ def _literal_args(body: str) -> tuple[LiteralArgs, int, int] | None:
     opener = body[opener_at]
     closer = "}" if opener == "{" else ")"
     quotes = tuple(dict.fromkeys([quote, '"', "'"]))
-    end = LiteralEnd(quotes).feed(body[opener_at:])
+    end = LiteralEnd(quotes).feed(body, opener_at)
     if end is None:
         return None
     try:

@@ -6,8 +6,8 @@ The output is meant for llama.cpp's grammar sampler and must also load in llguid
 * rule names match ``[a-z0-9-]+`` (llama.cpp rejects ``_``), never start with a digit
   and are never ``start`` (llguidance renames ``root`` to ``start``);
 * one rule per line; no ``*``/``+``: repetition is ``{m,n}``, ``?`` or right recursion;
-* no ``.`` (llguidance's ``.`` skips newlines) and no ``\\u`` escapes (llguidance
-  mangles them): non-ASCII characters are written as raw UTF-8.
+* no ``.`` (llguidance's ``.`` skips newlines; use ``char_class((), negate=True)``) and
+  no ``\\u`` escapes (llguidance mangles them): non-ASCII characters are raw UTF-8.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Callable, Hashable, Iterable
 
 NAME_RE = re.compile(r"[a-z0-9-]+")
 RESERVED_NAMES = frozenset({"start"})
-ANY_CHAR = r"([\x00-\x7F] | [^\x00-\x7F])"
+MAX_CODE_POINT = 0x10FFFF
 
 _TOKEN_RE = re.compile(r'"(?:\\.|[^"\\])*"|\[(?:\\.|[^\]\\])*\]|\{[^}]*\}|[A-Za-z0-9_-]+|\s+|.', re.S)
 _LITERAL_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -43,11 +43,23 @@ def literal(s: str) -> str:
     return '"' + "".join(_escape_char(c, _LITERAL_ESCAPES) for c in s) + '"'
 
 
-def _class_item(lo: int, hi: int) -> list[str]:
-    """Class items for the code point run lo..hi ('-' is handled by the caller)."""
-    if hi - lo >= 2:
-        return [f"{_escape_char(chr(lo), _CLASS_ESCAPES)}-{_escape_char(chr(hi), _CLASS_ESCAPES)}"]
-    return [_escape_char(chr(c), _CLASS_ESCAPES) for c in range(lo, hi + 1)]
+def _range_end(code: int) -> str:
+    """A range endpoint ('-' escaped: Rust regex, hence llguidance, reads '--' as an operator)."""
+    return "\\x2D" if code == 0x2D else _escape_char(chr(code), _CLASS_ESCAPES)
+
+
+def _class_items(ranges: list[tuple[int, int]]) -> str:
+    """Class contents for code point ranges; a lone '-' goes last, where it is literal."""
+    items, dash = [], False
+    for lo, hi in ranges:
+        if hi - lo >= 2:
+            items.append(f"{_range_end(lo)}-{_range_end(hi)}")
+            continue
+        for code in range(lo, hi + 1):
+            dash = dash or code == 0x2D
+            if code != 0x2D:
+                items.append(_escape_char(chr(code), _CLASS_ESCAPES))
+    return "".join(items) + ("-" if dash else "")
 
 
 def _runs(points: list[int]) -> list[tuple[int, int]]:
@@ -61,16 +73,33 @@ def _runs(points: list[int]) -> list[tuple[int, int]]:
     return runs
 
 
+def _complement(points: list[int]) -> list[tuple[int, int]]:
+    """Code point ranges not in sorted `points` (surrogates, which UTF-8 cannot hold, left out)."""
+    gaps, start = [], 0
+    for p in [*points, MAX_CODE_POINT + 1]:
+        if p > start:
+            gaps.append((start, p - 1))
+        start = p + 1
+    out = []
+    for lo, hi in gaps:
+        out += [(lo, min(hi, 0xD7FF))] if lo < 0xD800 else []
+        out += [(max(lo, 0xE000), hi)] if hi > 0xDFFF else []
+    return out
+
+
 def char_class(chars: Iterable[str], negate: bool = False) -> str:
-    """Character class matching one of `chars` (or, negated, any other character)."""
+    """Character class matching one of `chars` (or, negated, any other character).
+
+    A negated set with non-ASCII members is written as positive ranges: llama.cpp
+    checks a token that ends inside a multi-byte character against a negated class as
+    if every character sharing those leading bytes were meant ([^é] refuses a split "ü").
+    """
     points = sorted({ord(c) for c in chars})
+    if negate and (not points or points[-1] >= 0x80):
+        return "[" + _class_items(_complement(points)) + "]"
     if not points:
-        if negate:
-            return ANY_CHAR
         raise ValueError("empty character class")
-    dash = ord("-") in points
-    items = [item for lo, hi in _runs([p for p in points if p != ord("-")]) for item in _class_item(lo, hi)]
-    return "[" + ("^" if negate else "") + "".join(items) + ("-" if dash else "") + "]"
+    return "[" + ("^" if negate else "") + _class_items(_runs(points)) + "]"
 
 
 def rule_refs(body: str) -> list[str]:
@@ -247,3 +276,6 @@ def _check_body(body: str) -> str:
     if "\n" in body or "\r" in body:
         raise ValueError("rule bodies must be single-line (escape newlines in literals)")
     return body
+
+
+ANY_CHAR = char_class((), negate=True)

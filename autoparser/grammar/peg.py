@@ -221,14 +221,14 @@ def build_peg(req: Request) -> PegParser:
     parts: list[str] = []
     if req.analysis.assistant_header.strip() and not spec.start_in_reasoning and not p_content:
         parts.append(b.marker("assistant_header", req.analysis.assistant_header) + "?")
-    reasoning = "" if p_content else _reasoning(b, spec)
+    opener = _opener(tools, spec, spec.tool_names) if tools is not None else ""
+    reasoning = "" if p_content else _reasoning(b, spec, opener)
     if reasoning:
         parts += [reasoning, turn]
     content = _content(b, spec, tools, json_answer, stops)
     parts.append(content)
     if tools is not None:
         _tool_calls(b, tools, names, req.parallel_tool_calls)
-        opener = _opener(tools, spec, spec.tool_names)
         if stops and opener:
             # as many turn markers as leave the calls' opener next ("<|sep|>" + "<|open|>tools")
             turn = b.add("turn_markers", _rx(r"(?:\s*(?:" + "|".join(stops) + r"))*?(?=\s*" + opener + ")"))
@@ -249,11 +249,12 @@ def build_peg(req: Request) -> PegParser:
     return PegParser(text=text, grammar=Grammar(text), context=ctx)
 
 
-def _reasoning(b: _Rules, spec: EngineSpec) -> str:
+def _reasoning(b: _Rules, spec: EngineSpec, opener: str) -> str:
     """``reasoning``: required when the prompt opened the block, else optional; "" when none.
 
     With reasoning switched off the engine drops the markers of a block the model opens anyway
-    (PRE.6) and keeps its text as content: the same rule, mapped to content.
+    (PRE.6) and keeps its text as content: the same rule, mapped to content. Delimiter-only
+    reasoning is tentative: it is reasoning only if its end comes before the calls.
     """
     start, end = mk.pattern(spec.reasoning_start), mk.pattern(spec.reasoning_end)
     if not end or not (spec.extract_reasoning or (spec.strip_leading_reasoning and start)):
@@ -269,7 +270,8 @@ def _reasoning(b: _Rules, spec: EngineSpec) -> str:
     b.add("reasoning", body)
     if "reasoning_start" in body:
         b.marker("reasoning_start", spec.reasoning_start)
-    b.add("reasoning_text", _rx(r"(?s:.*?)(?=" + end + ")"))
+    text = r"(?s:.*?)" if not (spec.tentative_reasoning and opener) else r"(?s:(?:(?!" + opener + ").)*?)"
+    b.add("reasoning_text", _rx(text + "(?=" + end + ")"))
     b.marker("reasoning_end", spec.reasoning_end)
     return term
 
@@ -326,6 +328,12 @@ def _content(b: _Rules, spec: EngineSpec, tools: ToolFormat | None, json_answer:
         ends.append(end_src)            # nor does a stray close
     start = b.marker("content_start", spec.content_start) if spec.content_start.strip() else ""
     close = b.marker("content_end", spec.content_end) if spec.content_end.strip() else ""
+    # an answer before calls may have its own wrapper (harmony's commentary preamble)
+    extra = [m for m in spec.content_markers if m.strip()]
+    p_start = b.marker("preamble_start", extra[0]) if extra else ""
+    p_close = b.marker("preamble_end", extra[1]) if len(extra) > 1 else ""
+    if p_close:
+        ends.insert(0, mk.pattern(extra[1]))
     if json_answer:
         b.add("answer", "ws json_value")
         if start:
@@ -335,9 +343,10 @@ def _content(b: _Rules, spec: EngineSpec, tools: ToolFormat | None, json_answer:
     if close:
         ends.insert(0, mk.pattern(spec.content_end))
     b.add("content_text", _rx(r"(?s:.*?)(?=" + "|".join([*ends, r"\s*\Z"]) + ")"))
-    if not start:
+    wrapped = [_seq(s, "content_text", c + "?" if c else "") for s, c in ((start, close), (p_start, p_close)) if s]
+    if not wrapped:
         return "content_text"
-    b.add("content", f"{_seq(start, 'content_text', close + '?' if close else '')} / content_text")
+    b.add("content", " / ".join([*wrapped, "content_text"]))
     return "content"
 
 
@@ -664,6 +673,7 @@ class _Mapper(NodeVisitor):
     visit_reasoning = visit_content = visit_tool_calls = visit_call_id_part = visit_args_tagged = generic_visit
     visit_ws = visit_end = visit_end_of_text = visit_stop = visit_assistant_header = _drop
     visit_reasoning_start = visit_reasoning_end = visit_content_start = visit_content_end = _drop
+    visit_preamble_start = visit_preamble_end = _drop
     visit_section_start = visit_section_end = visit_call_start = visit_call_end = visit_call_separator = _drop
     visit_name_prefix = visit_name_suffix = visit_call_close = visit_id_prefix = visit_id_suffix = _drop
     visit_arg_prefix = visit_key_suffix = visit_value_end = visit_arg_separator = visit_turn_markers = _drop

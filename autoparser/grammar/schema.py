@@ -208,10 +208,11 @@ def _is_any(schema: Any) -> bool:
 class _Converter:
     """Walks one root schema; $ref targets become (possibly recursive) rules."""
 
-    def __init__(self, b: GbnfBuilder, root: Any, additional_default: bool) -> None:
+    def __init__(self, b: GbnfBuilder, root: Any, additional_default: bool, pad: str = "") -> None:
         self.b = b
         self.root = root
         self.additional_default = additional_default
+        self.pad = pad            # tagged values: whitespace allowed around a non-raw value
         self.refs: dict[str, str] = {}
 
     # --- entry points -------------------------------------------------------------
@@ -436,10 +437,10 @@ class _Converter:
 
     def tagged_alts(self, schema: Any, name: str, raw: bool, closing: str) -> list[str]:
         """Alternatives for a tagged argument value, each ending with `closing`."""
-        close = literal(closing) if closing else ""
+        close = _join(self.pad, literal(closing)) if closing else ""
         schema = self.deref(schema)
         if _is_any(schema) or not isinstance(schema, dict):
-            return [self.raw_text(closing)] if raw else [_join(json_rule(self.b, "value"), close)]
+            return [self.raw_text(closing)] if raw else [_join(self.pad, json_rule(self.b, "value"), close)]
         if schema.get("nullable") is True:
             rest = {k: v for k, v in schema.items() if k != "nullable"}
             return _unique([*self.tagged_alts(rest, name, raw, closing), self.tagged_const(None, raw, close)])
@@ -455,19 +456,19 @@ class _Converter:
         if kind == "string" and raw:
             return [self.raw_text(closing)]
         if kind == "boolean":
-            return [_join(self.b.rule("tagged-boolean", '"true" | "false" | "True" | "False"'), close)]
+            return [_join(self.pad, self.b.rule("tagged-boolean", '"true" | "false" | "True" | "False"'), close)]
         if kind == "null":
             return [self.tagged_const(None, raw, close)]
-        return [_join(_group(self.alts(schema, name)), close)]
+        return [_join(self.pad, _group(self.alts(schema, name)), close)]
 
     def tagged_const(self, value: Any, raw: bool, close: str) -> str:
         """A constant as a template writes it: raw string, Python or JSON spelling."""
         if isinstance(value, str) and raw:
-            return _join(literal(value), close)
+            return _join(self.pad, literal(value), close)
         if value is None or isinstance(value, bool):
             spellings = [json.dumps(value), repr(value)]
-            return _join(f"( {literal(spellings[0])} | {literal(spellings[1])} )", close)
-        return _join(const_expr(self.b, value), close)
+            return _join(self.pad, f"( {literal(spellings[0])} | {literal(spellings[1])} )", close)
+        return _join(self.pad, const_expr(self.b, value), close)
 
     def raw_text(self, closing: str) -> str:
         """Raw (unquoted) text up to and including the first `closing`."""
@@ -491,15 +492,19 @@ def schema_value_rule(
     *,
     closing: str = "",
     additional_default: bool = True,
+    pad: str = "",
 ) -> str:
     """Rule for a tagged-format argument value followed by `closing` (e.g. "\\n</parameter>\\n").
 
     Strings are raw text up to the first `closing` when `raw_strings` (JSON strings
     otherwise); other values are JSON with no trailing whitespace; booleans and null
     also accept Python's True/False/None (templates render them with ``|string``).
+    `pad` (a rule name, e.g. bounded whitespace) goes before a non-raw value and before
+    its `closing`, for formats that write ``<parameter=k>\\n3\\n</parameter>`` with a
+    trimmed closing marker; raw strings keep that whitespace as text.
     """
     final = b.reserve(name)
-    conv = _Converter(b, schema, additional_default)
+    conv = _Converter(b, schema, additional_default, pad)
     return b.define(final, " | ".join(conv.tagged_alts(schema, final, raw_strings, closing)))
 
 

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .engine import Engine
 
 WS = " \t\r\n"
+_escape = json.encoder.encode_basestring   # the C escaper json.dumps(ensure_ascii=False) uses
 _NAME = regex.compile(r"[^\s<>\[\]{}\"'|,:=()`]+")
 
 
@@ -189,7 +190,7 @@ class JsonCallReader(CallReader):
         sc = self.scanner
         span = sc.spans.get(getattr(self, "_args_path", ()))
         if span is None:
-            if not self.engine.msg.tool_calls[self.index].arguments:
+            if not self.engine.has_args(self.index):
                 self.engine.call_args(self.index, "{}")
             self.engine.msg.tool_calls[self.index].truncated = True
             return
@@ -440,7 +441,7 @@ class TaggedCallReader(CallReader):
     def _literal_args(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
         lit = self.fmt.literal
         assert lit is not None
-        end = self.literal_end.feed(buf[self.args_start:])
+        end = self.literal_end.feed(buf, self.args_start)
         if end is None:
             return "more", len(buf)
         raw = buf[self.args_start:self.args_start + end]
@@ -569,7 +570,7 @@ class TaggedCallReader(CallReader):
             text = text[:-1]
         if self.value_is_string:
             if text:
-                self._args(json.dumps(text, ensure_ascii=False)[1:-1])
+                self._args(_escape(text)[1:-1])
         else:
             self.value_parts.append(text)
 
@@ -590,7 +591,7 @@ class TaggedCallReader(CallReader):
             if self.phase in ("name_prefix", "id_first", "name"):
                 return
             self._announce()
-            if not self.engine.msg.tool_calls[self.index].arguments and self.phase in ("name_suffix", "id_after"):
+            if not self.engine.has_args(self.index) and self.phase in ("name_suffix", "id_after"):
                 self._args("{}")
                 self.engine.msg.tool_calls[self.index].truncated = True
                 return

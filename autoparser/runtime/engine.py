@@ -57,6 +57,8 @@ class Engine:
         self.buf = ""
         self.pos = 0
         self.msg = Message()
+        self._parts: dict[str, list[str]] = {"content": [], "reasoning_content": []}
+        self._arg_parts: list[list[str]] = []
         self.deltas: list[dict[str, Any]] = []
         self.state = "reasoning" if (spec.start_in_reasoning and spec.extract_reasoning) else "content"
         if self.state == "reasoning" and spec.tentative_reasoning:
@@ -137,7 +139,9 @@ class Engine:
         if self._finished:
             raise RuntimeError("feed() after finish()")
         if chunk:
-            self.buf += chunk
+            buf, self.buf = self.buf, ""
+            buf += chunk          # a sole reference: CPython grows the string in place
+            self.buf = buf
             self._run(final=False)
         return self._take()
 
@@ -146,6 +150,7 @@ class Engine:
             self._run(final=True)
             self._close_all()
             self._finished = True
+            self.sync()
         return self._take()
 
     def finish_partial(self) -> None:
@@ -155,16 +160,17 @@ class Engine:
             self._call.truncate()
             self.msg.truncated = True
         self._finished = True
+        self.sync()
 
     def prefill_content(self, text: str) -> None:
         """``continue_final_message``: the prompt already holds this part of the answer."""
-        self.msg.content = (self.msg.content or "") + text
+        self._parts["content"].append(text)
         self.deltas.append({"content": text})
         self._segment_start = False
 
     def prefill_reasoning(self, text: str, still_open: bool) -> None:
         """``continue_final_message``: reasoning the prompt already holds."""
-        self.msg.reasoning_content = (self.msg.reasoning_content or "") + text
+        self._parts["reasoning_content"].append(text)
         self.deltas.append({"reasoning_content": text})
         self._segment_start = not still_open
 
@@ -199,10 +205,7 @@ class Engine:
                 return
             out = self._pending_ws + body
             self._pending_ws = tail
-        if key == "content":
-            self.msg.content = (self.msg.content or "") + out
-        else:
-            self.msg.reasoning_content = (self.msg.reasoning_content or "") + out
+        self._parts[key].append(out)
         self.deltas.append({key: out})
 
     def _boundary(self) -> None:
@@ -215,6 +218,7 @@ class Engine:
         if not call_id:
             call_id = f"{self.spec.id_prefix}{index}"
         self.msg.tool_calls.append(ToolCall(name=name, id=call_id))
+        self._arg_parts.append([])
         self.deltas.append({"tool_calls": [{"index": index, "id": call_id, "type": "function",
                                             "function": {"name": name, "arguments": ""}}]})
         return index
@@ -222,8 +226,24 @@ class Engine:
     def call_args(self, index: int, fragment: str) -> None:
         if not fragment:
             return
-        self.msg.tool_calls[index].arguments += fragment
+        self._arg_parts[index].append(fragment)
         self.deltas.append({"tool_calls": [{"index": index, "function": {"arguments": fragment}}]})
+
+    def has_args(self, index: int) -> bool:
+        return bool(self._arg_parts[index])
+
+    def sync(self) -> Message:
+        """Join the collected pieces into ``self.msg`` (joining once keeps streaming linear)."""
+        for key in ("content", "reasoning_content"):
+            parts = self._parts[key]
+            if len(parts) > 1:
+                parts[:] = ["".join(parts)]
+            setattr(self.msg, key, parts[0] if parts else None)
+        for call, parts in zip(self.msg.tool_calls, self._arg_parts):
+            if len(parts) > 1:
+                parts[:] = ["".join(parts)]
+            call.arguments = parts[0] if parts else ""
+        return self.msg
 
     def warn(self, text: str, malformed: bool = True) -> None:
         self.msg.warnings.append(text)
@@ -232,7 +252,7 @@ class Engine:
 
     # ------------------------------------------------------------ main loop
     def _run(self, final: bool) -> None:
-        while True:
+        while final or self.pos < len(self.buf):
             before = (self.state, self.pos)
             if self.state == "content":
                 self._step_content(final)

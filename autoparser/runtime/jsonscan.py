@@ -54,7 +54,9 @@ class JsonScanner:
 
     def feed(self, chunk: str) -> int | None:
         """Add text; return the end index of the value in ``self.text`` once it is complete."""
-        self.text += chunk
+        text, self.text = self.text, ""
+        text += chunk          # a sole reference: grown in place, not copied
+        self.text = text
         return self._run()
 
     def finish(self) -> int | None:

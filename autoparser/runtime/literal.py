@@ -28,8 +28,14 @@ class LiteralEnd:
         self.pos = 0
         self.escape = False
 
-    def feed(self, text: str) -> int | None:
-        """Scan ``text`` (the whole literal so far); return the end index once closed."""
+    def feed(self, text: str, base: int = 0) -> int | None:
+        """Scan ``text[base:]`` (the literal so far); return its end, relative to ``base``, once closed."""
+        if not self.pos:
+            self.pos = base
+        end = self._scan(text)
+        return None if end is None else end - base
+
+    def _scan(self, text: str) -> int | None:
         i, n = self.pos, len(text)
         while i < n:
             if self.quote is not None:

@@ -1,0 +1,228 @@
+"""JSON Schema -> GBNF for Python-literal and argument-literal spellings of values.
+
+Some templates print tool arguments as Python reprs (``{'k': 'v', 'b': True, 'n': None}``)
+or as argument literals (Gemma 4 ``{k:<|"|>v<|"|>}``, Python calls ``f(k='v', n=3)``).
+:class:`LiteralConverter` extends :mod:`autoparser.grammar.schema`'s converter (references,
+anyOf/oneOf/allOf, arrays, the declared-order member layout and bounded repetition are
+reused) and changes only the spellings:
+
+* strings in any of the given quotes: ``'...'`` and ``"..."`` with backslash escapes (raw
+  newlines allowed, as ``repr`` of a dict does not escape them in every template), and
+  multi-character quotes (``<|"|>``) holding raw text up to the closing quote;
+* booleans ``true``/``false``/``True``/``False``, null ``null``/``None``;
+* object keys quoted (any quote) or, when ``bare_keys``, bare identifiers;
+* the top-level object may use other brackets and separator (``(k=v)``).
+
+minLength/maxLength are not enforced on these strings.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from autoparser.grammar.gbnf import ANY_CHAR, GbnfBuilder, char_class, literal
+from autoparser.grammar.schema import (
+    _Converter,
+    _group,
+    _infer_type,
+    _is_any,
+    _join,
+    _unique,
+    json_rule,
+    json_string_expr,
+    space_rule,
+)
+
+_IDENTIFIER = "[A-Za-z_] [A-Za-z0-9_]{0,63}"
+
+
+def _py_escape(s: str, quote: str) -> str:
+    """`s` inside `quote` as Python's repr escapes it (backslash, the quote, controls)."""
+    out = s.replace("\\", "\\\\").replace(quote, "\\" + quote)
+    return out.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+
+
+class LiteralConverter(_Converter):
+    """Schema walker writing Python / argument-literal spellings."""
+
+    def __init__(self, b: GbnfBuilder, root: Any, quotes: tuple[str, ...] = ("'", '"'),
+                 bare_keys: bool = False) -> None:
+        super().__init__(b, root, additional_default=True)
+        self.quotes = tuple(q for q in quotes if q) or ("'", '"')
+        self.bare_keys = bare_keys
+        self.tag = "lit" if bare_keys else "py"
+
+    # --- schema dispatch ----------------------------------------------------------
+
+    def alts(self, schema: Any, name: str) -> list[str]:
+        """Alternatives matching instances of `schema` in this spelling."""
+        if _is_any(schema) or not isinstance(schema, dict):
+            return [self.any_value()]
+        if "$ref" in schema:
+            return [self.ref(schema["$ref"], name)]
+        if schema.get("nullable") is True:
+            rest = {k: v for k, v in schema.items() if k != "nullable"}
+            return _unique([*self.alts(rest, name), self.null()])
+        if "const" in schema:
+            return [self.const(schema["const"])]
+        if isinstance(schema.get("enum"), list):
+            return _unique([self.const(v) for v in schema["enum"]])
+        branches = self.branches(schema)
+        if branches is not None:
+            return _unique([self.rule_for(s, f"{name}-{i}") for i, s in enumerate(branches)])
+        kind = schema.get("type") or _infer_type(schema)
+        if isinstance(kind, list):
+            return _unique([a for t in kind for a in self.alts({**schema, "type": t}, f"{name}-{t}")])
+        return self.typed(kind, schema, name)
+
+    def typed(self, kind: Any, schema: dict[str, Any], name: str) -> list[str]:
+        if kind == "object":
+            return [self.object_expr(schema, name)]
+        if kind == "array":
+            return [self.array_expr(schema, name)]
+        if kind == "string":
+            return [self.string()]
+        if kind in ("number", "integer"):
+            return [json_rule(self.b, kind)]
+        if kind == "boolean":
+            return [self.boolean()]
+        if kind == "null":
+            return [self.null()]
+        return [self.any_value()]
+
+    # --- objects ------------------------------------------------------------------
+
+    def object_expr(self, schema: dict[str, Any], name: str, *, open_: str = "{", close: str = "}",
+                    sep: str = ":") -> str:
+        """Object with declared properties in order (optional ones in any subset), then extras."""
+        props = schema.get("properties") or {}
+        required = [k for k in schema.get("required") or [] if isinstance(k, str)]
+        extra = schema.get("additionalProperties", True)
+        space = space_rule(self.b)
+        if not props and not required and _is_any(extra):
+            members = self.any_members(sep)
+            return _join(literal(open_), space, f"( {members} )?", literal(close))
+        keys = list(props) + [k for k in required if k not in props]
+        fallback = extra if isinstance(extra, dict) else {}
+        slots = [(k, self.kv(k, props.get(k, fallback), name, sep), k in required) for k in keys]
+        extra_kv = None if extra is False else self.extra_member(extra, name, sep)
+        return _join(literal(open_), space, self.members(slots, extra_kv, name), literal(close))
+
+    def args_expr(self, schema: Any, name: str, open_: str, close: str, sep: str) -> str:
+        """The top-level arguments literal (``{k:v}``, ``(k=v)``) for a tool's parameters."""
+        schema = self.deref(schema)
+        if not isinstance(schema, dict) or _is_any(schema):
+            schema = {"type": "object"}
+        merged = self.branches(schema)
+        if merged is not None and len(merged) == 1 and isinstance(merged[0], dict):
+            schema = merged[0]
+        return self.object_expr(schema, name, open_=open_, close=close, sep=sep)
+
+    def kv(self, key: str, schema: Any, name: str, sep: str) -> str:
+        """``key sep value`` followed by space."""
+        space = space_rule(self.b)
+        value = self.rule_for(schema, f"{name}-{key}")
+        return self.b.rule(f"{name}-{key}-kv", _join(self.key(key), space, literal(sep), space, value, space))
+
+    def key(self, key: str) -> str:
+        """A known key, quoted in any of the quotes (or bare)."""
+        alts = [self.quoted_const(key, q) for q in self.quotes]
+        if self.bare_keys and key.isidentifier():
+            alts.append(literal(key))
+        return _group(_unique(alts))
+
+    def any_key(self) -> str:
+        alts = [self.string()] + ([self.b.rule(f"{self.tag}-identifier", _IDENTIFIER)] if self.bare_keys else [])
+        return _group(alts)
+
+    def extra_member(self, extra: Any, name: str, sep: str) -> str:
+        space = space_rule(self.b)
+        value = self.rule_for(extra if isinstance(extra, dict) else {}, f"{name}-additional-value")
+        return self.b.rule(f"{name}-additional-kv", _join(self.any_key(), space, literal(sep), space, value, space))
+
+    def any_members(self, sep: str) -> str:
+        """One or more members with any keys and values (comma-separated, right recursive)."""
+        space = space_rule(self.b)
+        member = self.b.rule(f"{self.tag}-member-{sep}",
+                             _join(self.any_key(), space, literal(sep), space, self.any_value(), space))
+        rest = self.b.recursive_rule(f"{self.tag}-members-rest", lambda r: f'| "," {space} {member} {r}',
+                                     key=(self.tag, "members-rest", sep, self.quotes))
+        return f"{member} {rest}"
+
+    # --- scalars ------------------------------------------------------------------
+
+    def string(self) -> str:
+        """A string in any of the quotes."""
+        return self.b.cached((self.tag, "string", self.quotes), self._string)
+
+    def _string(self) -> str:
+        alts = []
+        for q in self.quotes:
+            if len(q) == 1:
+                chars = self.b.recursive_rule(
+                    f"{self.tag}-chars", lambda r, q=q: f'| {char_class([q, chr(92)], negate=True)} {r} | "\\\\" {ANY_CHAR} {r}')
+                alts.append(_join(literal(q), chars, literal(q)))
+            else:
+                alts.append(_join(literal(q), self.b.string_until(q)))
+        return self.b.rule(f"{self.tag}-string", " | ".join(alts))
+
+    def quoted_const(self, value: str, quote: str) -> str:
+        """The string `value` in `quote` as a template writes it."""
+        if quote == '"':
+            return json_string_expr(value)
+        if len(quote) == 1:
+            return literal(quote + _py_escape(value, quote) + quote)
+        return literal(quote + value + quote)
+
+    def boolean(self) -> str:
+        return self.b.rule("tagged-boolean", '"true" | "false" | "True" | "False"')
+
+    def null(self) -> str:
+        return self.b.rule("tagged-null", '"null" | "None"')
+
+    def const(self, value: Any) -> str:
+        """Exactly `value`, in any spelling."""
+        space = space_rule(self.b)
+        if isinstance(value, str):
+            return _group(_unique([self.quoted_const(value, q) for q in self.quotes]))
+        if isinstance(value, bool):
+            return f"( {literal(json.dumps(value))} | {literal(repr(value))} )"
+        if value is None:
+            return self.null()
+        if isinstance(value, dict):
+            kvs = [_join(self.key(str(k)), space, '":"', space, self.const(v), space) for k, v in value.items()]
+            return _join('"{"', space, f' "," {space} '.join(kvs), '"}"')
+        if isinstance(value, (list, tuple)):
+            items = [f"{self.const(v)} {space}" for v in value]
+            return _join('"["', space, f' "," {space} '.join(items), '"]"')
+        return literal(json.dumps(value))
+
+    def any_value(self) -> str:
+        """Any value in this spelling (recursive)."""
+        key = (self.tag, "value", self.quotes, self.bare_keys)
+        return self.b.recursive_rule(f"{self.tag}-value", self._any_body, key=key)
+
+    def _any_body(self, value: str) -> str:
+        space = space_rule(self.b)
+        member = self.b.rule(f"{self.tag}-any-member", _join(self.any_key(), space, '":"', space, value, space))
+        mrest = self.b.recursive_rule(f"{self.tag}-any-members", lambda r: f'| "," {space} {member} {r}')
+        obj = self.b.rule(f"{self.tag}-object", f'"{{" {space} ( {member} {mrest} )? "}}"')
+        arest = self.b.recursive_rule(f"{self.tag}-any-items", lambda r: f'| "," {space} {value} {space} {r}')
+        arr = self.b.rule(f"{self.tag}-array", f'"[" {space} ( {value} {space} {arest} )? "]"')
+        return " | ".join([obj, arr, self.string(), json_rule(self.b, "number"), self.boolean(), self.null()])
+
+
+def python_value_rule(b: GbnfBuilder, schema: Any, name: str) -> str:
+    """Rule for a Python repr of an instance of `schema` (no trailing space)."""
+    conv = LiteralConverter(b, schema)
+    final = b.reserve(name)
+    return b.define(final, " | ".join(conv.alts(schema, final)))
+
+
+def literal_args_rule(b: GbnfBuilder, schema: Any, name: str, *, open_: str, close: str, sep: str,
+                      quotes: tuple[str, ...]) -> str:
+    """Rule for a tool's arguments as an argument literal (``{k:v}`` or ``(k=v)``)."""
+    conv = LiteralConverter(b, schema, quotes, bare_keys=True)
+    final = b.reserve(name)
+    return b.define(final, conv.args_expr(schema, final, open_, close, sep))

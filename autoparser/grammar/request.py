@@ -1,0 +1,610 @@
+"""GBNF for one request: what a llama.cpp-style server feeds its grammar sampler.
+
+``build_gbnf(req)`` writes the grammar and ``triggers(req)`` the lazy-grammar triggers:
+
+* ``tool_choice`` auto (no ``response_format``): a *lazy* grammar whose root is the tool
+  calls from their opening marker on; the server constrains output from the first
+  trigger (the opener's first marker piece as a word, or a regex) and the text before it
+  is free. After the calls, free text that does not open another call may follow
+  (Gemma 4 and LFM2 templates write content there).
+* ``tool_choice`` required or a named function: the whole turn - the reasoning block the
+  prompt leaves open or allows, free content up to the opener, then at least one call
+  (only the named function). ``parallel_tool_calls=False`` allows exactly one call.
+* ``response_format`` json_object / json_schema: the answer is JSON following the schema
+  (bare, fenced in ```` ```json ````, or inside the content markers), or tool calls.
+
+Markers are matched as the parser matches them (``runtime.markers``): whitespace-split
+pieces with bounded whitespace (``ws``) between and before them, digit runs flexible,
+``\\x03`` a bounded wildcard. Free text up to a marker uses the builder's ``string_until``
+automaton. Arguments follow each tool's JSON schema: JSON in JSON formats, the tagged
+structure (raw string values up to the closing marker) in tagged ones, Python reprs and
+argument literals through :mod:`autoparser.grammar.pyvalue`. Objects that declare
+``properties`` and say nothing about ``additionalProperties`` get no other keys (as
+llama.cpp's json-schema-to-grammar); an object with no ``properties`` takes any keys.
+``args_as_string`` arguments are any JSON string (the schema is not applied inside it).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..runtime import markers as mk
+from .gbnf import ANY_CHAR, GbnfBuilder, char_class, literal, sanitize_name
+from .pyvalue import LiteralConverter, literal_args_rule, python_value_rule
+from .schema import _Converter, _group, json_rule, json_string_expr, schema_value_rule, space_rule
+
+try:
+    import re._constants as sre_c
+    import re._parser as sre_parse
+except ImportError:  # Python 3.10
+    import sre_constants as sre_c  # type: ignore[no-redef]
+    import sre_parse  # type: ignore[no-redef]
+
+if TYPE_CHECKING:
+    from ..analysis.model import ToolFormat
+    from ..template import Request
+
+WS_MAX = 32            # whitespace between and before markers
+DIGITS_MAX = 12        # a digit run in a marker ("functions.NAME:0")
+WILDCARD_MAX = 64      # varying attribute text in a marker (\x03)
+ID_MAX = 64            # a call id written between markers
+MAX_EXTRA_MEMBERS = 2  # other members of a JSON call object ("type": "function")
+ID_CHARS = "[^ \\t\\r\\n<>\\x5B\\x5D{}\"'|,=()`]"        # a call id between markers
+WORD_CHARS = "[^ \\t\\r\\n<>\\x5B\\x5D{}\"'|,:=()`]"     # an id with no closing marker (calls._NAME)
+FENCE = "```json"
+
+
+# ---------------------------------------------------------------- public API
+def build_gbnf(req: Request) -> str | None:
+    """The request's grammar, or None when neither tools nor a response_format apply."""
+    plan = _plan(req)
+    if not plan.names and not plan.answer:
+        return None
+    return _Grammar(req, plan).build()
+
+
+def triggers(req: Request) -> list[dict[str, str]]:
+    """Where a lazy grammar starts: ``[{"type": "word"|"pattern", "value": ...}]``; [] when not lazy."""
+    plan = _plan(req)
+    if not plan.lazy:
+        return []
+    return [_trigger(req, plan)]
+
+
+# ---------------------------------------------------------------- what the request asks for
+@dataclass(frozen=True)
+class _Plan:
+    names: tuple[str, ...] = ()               # functions a call may use (empty: no calls)
+    schemas: dict[str, Any] = field(default_factory=dict)
+    forced: bool = False                      # at least one call
+    parallel: bool = True
+    answer: bool = False                      # response_format: the answer is JSON
+    answer_schema: Any = None
+
+    @property
+    def lazy(self) -> bool:
+        return bool(self.names) and not self.forced and not self.answer
+
+
+def _plan(req: Request) -> _Plan:
+    schemas: dict[str, Any] = {}
+    for t in req.tools or []:
+        fn = t.get("function", t) if isinstance(t, dict) else {}
+        if isinstance(fn, dict) and isinstance(fn.get("name"), str) and fn["name"]:
+            params = fn.get("parameters")
+            schemas[fn["name"]] = params if isinstance(params, dict) and params else {"type": "object"}
+    tc = req.tool_choice
+    names: tuple[str, ...] = tuple(schemas) if req.tools_active else ()
+    forced = tc == "required"
+    if isinstance(tc, dict) and names:
+        fn = tc.get("function") if isinstance(tc.get("function"), dict) else tc
+        wanted = fn.get("name") if isinstance(fn, dict) else None
+        names = tuple(n for n in names if n == wanted)
+        forced = bool(names)
+    answer, answer_schema = _response_schema(req.response_format)
+    return _Plan(names=names, schemas={n: schemas[n] for n in names}, forced=forced and bool(names),
+                 parallel=bool(req.parallel_tool_calls), answer=answer, answer_schema=answer_schema)
+
+
+def _response_schema(rf: Any) -> tuple[bool, Any]:
+    """(the answer must be JSON, its schema)."""
+    if not isinstance(rf, dict) or rf.get("type") in (None, "text"):
+        return False, None
+    js = rf.get("json_schema") if isinstance(rf.get("json_schema"), dict) else {}
+    schema = js.get("schema", rf.get("schema"))
+    if not isinstance(schema, dict) or not schema:
+        schema = {"type": "object"}
+    return True, schema
+
+
+def strict_objects(schema: Any) -> Any:
+    """`schema` with ``additionalProperties: false`` on objects that declare properties and omit it."""
+    if isinstance(schema, list):
+        return [strict_objects(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: (v if k in ("enum", "const", "default", "examples") else strict_objects(v)) for k, v in schema.items()}
+    if isinstance(schema.get("properties"), dict) and schema["properties"] and "additionalProperties" not in schema:
+        out["additionalProperties"] = False
+    return out
+
+
+# ---------------------------------------------------------------- triggers
+def _opener(t: ToolFormat) -> tuple[str, str]:
+    """(the marker that opens the calls, its role) or ("", "") when the calls open with no marker."""
+    for role in ("section_start", "call_start"):
+        if getattr(t, role).strip():
+            return getattr(t, role), role
+    if t.style == "tagged" and t.name_prefix.strip():
+        return t.name_prefix, "name_prefix"
+    return "", ""
+
+
+def _needs_lookahead(opener: str) -> bool:
+    """A bare ``[`` opens the calls only when a call follows (as the engine's ``_lookahead``)."""
+    s = opener.strip()
+    return bool(s) and not any(ch.isalnum() or ch in "<|｜" for ch in s) and len(s) <= 3
+
+
+def _trigger(req: Request, plan: _Plan) -> dict[str, str]:
+    t = req.analysis.tools
+    opener, _role = _opener(t)
+    names = "|".join(re.escape(n) for n in plan.names)
+    if not opener:
+        if t.style == "json":
+            if t.json is not None and t.json.name_is_key:
+                return {"type": "pattern", "value": r"\{\s*\"(?:" + names + r")\"\s*:"}
+            return {"type": "pattern", "value": req.spec.json_trigger or r"\{\s*\""}
+        return {"type": "pattern", "value": "(?:" + names + ")" + (r"\s*" + mk.pattern(t.name_suffix)
+                                                                   if t.name_suffix.strip() else "")}
+    pieces = mk.tokens(opener)
+    first = pieces[0]
+    strong = any(ch in first for ch in "<>[]|｜") and len(first) >= 4 and not re.search(r"\d|\x03", first)
+    if strong and not _needs_lookahead(opener):
+        return {"type": "word", "value": first}
+    value = mk.pattern(opener)
+    if _needs_lookahead(opener):
+        head = r"\{\s*[\"']" if t.style == "json" else (
+            (mk.pattern(t.call_start) + r"\s*" if t.call_start.strip() else "")
+            + (mk.pattern(t.name_prefix) if t.name_prefix.strip() else "") + "(?:" + names + ")")
+        value += r"\s*" + head
+    return {"type": "pattern", "value": value}
+
+
+# ---------------------------------------------------------------- the grammar
+def _piece_expr(piece: str) -> str:
+    """One whitespace-free marker piece: literal text, flexible digit runs, bounded wildcards."""
+    parts = []
+    for chunk in re.split(r"(\d+|\x03)", piece):
+        if not chunk:
+            continue
+        if chunk == mk.WILDCARD:
+            parts.append(f"[^<>\\n]{{0,{WILDCARD_MAX}}}")
+        elif chunk.isdigit():
+            parts.append(f"[0-9]{{1,{DIGITS_MAX}}}")
+        else:
+            parts.append(literal(chunk))
+    return " ".join(parts)
+
+
+def _join(*parts: str) -> str:
+    return " ".join(p for p in parts if p)
+
+
+class _Grammar:
+    """Builds one request's rules on a :class:`GbnfBuilder`."""
+
+    def __init__(self, req: Request, plan: _Plan) -> None:
+        self.req = req
+        self.plan = plan
+        self.a = req.analysis
+        self.t: ToolFormat = req.analysis.tools
+        self.b = GbnfBuilder()
+        self.ws = self.b.rule("ws", f"[ \\t\\n\\r]{{0,{WS_MAX}}}")
+        eos = req.template.renderer.eos_token
+        self.stops = [s.strip() for s in (*self.a.end_of_turn, eos) if s and s.strip()]
+
+    # --- assembly -------------------------------------------------------------------
+
+    def build(self) -> str:
+        p, b = self.plan, self.b
+        if p.lazy:
+            body = _join(self.calls(first=None), self.tail())
+        else:
+            prelude = self.reasoning()
+            if p.answer:
+                answer = self.answer()
+                if p.names:
+                    calls = _join(self.ws, self.calls(first=None), self.tail())
+                    body = _join(prelude, calls if p.forced else f"( {answer} | {calls} )")
+                else:
+                    body = _join(prelude, answer)
+            else:
+                body = _join(prelude, self.calls(first=self.content()), self.tail())
+        b.define(b.reserve("root"), body)
+        return b.render("root")
+
+    # --- markers --------------------------------------------------------------------
+
+    def marker(self, role: str, m: str) -> str:
+        """Rule for marker `m`: its pieces with bounded whitespace between ("" when blank)."""
+        pieces = mk.tokens(m)
+        if not pieces:
+            return ""
+        return self.b.rule(role, f" {self.ws} ".join(_piece_expr(p) for p in pieces))
+
+    def lead(self, role: str, m: str) -> str:
+        """``ws MARKER`` (whitespace before a marker is the marker's), or "" when blank."""
+        rule = self.marker(role, m)
+        return _join(self.ws, rule) if rule else ""
+
+    def through(self, role: str, m: str) -> str:
+        """Free text up to and including marker `m` (its first piece ends the text)."""
+        pieces = mk.tokens(m)
+        rest = self.marker(f"{role}-rest", " ".join(pieces[1:])) if len(pieces) > 1 else ""
+        return _join(self.b.string_until(pieces[0]), _join(self.ws, rest) if rest else "")
+
+    def split_stop(self, m: str) -> tuple[str, str]:
+        """(the part of a closing marker before an end-of-turn marker, the rest)."""
+        cuts = [i for i in (m.find(s) for s in self.stops) if i >= 0]
+        if not cuts:
+            return m, ""
+        return m[:min(cuts)], m[min(cuts):]
+
+    # --- reasoning, content, answer ---------------------------------------------------
+
+    def reasoning(self) -> str:
+        """The reasoning block the prompt leaves open (required) or allows (optional)."""
+        r = self.a.reasoning
+        if r.mode == "none" or not r.end.strip():
+            return ""
+        _open, off, _prefix = self.req._reasoning_state()
+        if self.req.spec.start_in_reasoning:
+            block = self.b.rule("reasoning", self.through("reasoning-end", r.end))
+            return block if r.start.strip() else f"( {block} )?"
+        if off:
+            return ""
+        if not r.start.strip():
+            return f"( {self.b.rule('reasoning', self.through('reasoning-end', r.end))} )?"
+        start = self.lead("reasoning-start", r.start)
+        return f"( {self.b.rule('reasoning', _join(start, self.through('reasoning-end', r.end)))} )?"
+
+    def content(self) -> str:
+        """Free content before a forced call, through the calls' first marker piece."""
+        opener, _ = _opener(self.t)
+        if opener:
+            return self.b.rule("content", self.b.string_until(mk.tokens(opener)[0]))
+        if self.t.style == "json":
+            return self.b.rule("content", self.b.until("{"))   # marker-less JSON: text with no "{"
+        return self.ws
+
+    def tail(self) -> str:
+        """What may follow the calls: text that opens no other call (or whitespace).
+
+        A section end with no section start (Gemma 4's ``<|tool_response>``) is part of it.
+        """
+        t = self.t
+        opener, _ = _opener(t)
+        if opener:
+            return self.b.rule("tail", self.b.until(mk.tokens(opener)[0]))
+        if t.section_end.strip() and not t.section_start.strip():
+            return _join(f"( {self.lead('section-end', t.section_end)} )?", self.ws)
+        return self.ws
+
+    def answer(self) -> str:
+        """A JSON answer for response_format, bare, fenced or in the content markers."""
+        value = self.json_value(self.plan.answer_schema, "answer-json")
+        c = self.a.content
+        if c.start.strip():
+            wrapped = _join(self.lead("content-start", c.start), self.ws, value, self.lead("content-end", c.end))
+        else:
+            wrapped = _join(self.lead("fence-start", FENCE), self.ws, value, self.lead("fence-end", "```"))
+        return self.b.rule("answer", _join(f"( {wrapped} | {self.ws} {value} )", self.ws))
+
+    # --- values ------------------------------------------------------------------------
+
+    def json_value(self, schema: Any, name: str) -> str:
+        """Bare JSON value of `schema` (strict objects)."""
+        schema = strict_objects(schema)
+        conv = _Converter(self.b, schema, True)
+        final = self.b.reserve(name)
+        return self.b.define(final, " | ".join(conv.alts(schema, final)))
+
+    def args_value(self, tool: str) -> str:
+        """A tool's arguments as JSON or a Python repr, per its schema."""
+        schema = self.plan.schemas[tool]
+        name = f"{sanitize_name(tool)}-args"
+        if self.t.python_literals or self.t.args == "python":
+            return python_value_rule(self.b, strict_objects(schema), name)
+        return self.json_value(schema, name)
+
+    # --- calls -----------------------------------------------------------------------
+
+    def calls(self, first: str | None) -> str:
+        """The calls from their opener; with `first`, from free content through the opener's first piece."""
+        t, b = self.t, self.b
+        opener, role = _opener(t)
+        rest = " ".join(mk.tokens(opener)[1:])
+        body = b.rule("call-body", " | ".join(self.call_body(n) for n in self.plan.names))
+        per_call = ""
+        if role == "name_prefix":
+            per_call = self.marker("name-prefix", t.name_prefix)
+        elif t.call_start.strip():
+            per_call = self.marker("call-start", t.call_start)
+        one = b.rule("call", _join(per_call, self.ws, body) if per_call else body)
+        head = one
+        if first is not None:
+            if role in ("call_start", "name_prefix"):
+                head = b.rule("first-call", _join(first, self.lead(f"{role.replace('_', '-')}-rest", rest),
+                                                  self.ws, body))
+            elif not role:
+                head = _join(first, one)
+        more = ""
+        if self.plan.parallel:
+            item = _join(self.lead("call-separator", t.separator), self.ws, one)
+            more = b.recursive_rule("more-calls", lambda r: f"| {item} {r}")
+        seq = _join(head, more)
+        if role != "section_start":
+            return seq
+        start = self.marker("section-start", t.section_start)
+        if first is not None:
+            start = _join(first, self.lead("section-start-rest", rest))
+        close = self.lead("section-end", self.split_stop(t.section_end)[0])
+        return b.rule("tool-calls", _join(start, self.ws, seq, close))
+
+    def call_body(self, tool: str) -> str:
+        """One call of `tool` after its per-call opener (starting with no whitespace)."""
+        t = self.t
+        name = sanitize_name(tool)
+        close = _join(self.lead_closing("call-close", t.call_close), self.lead_closing("call-end", t.call_end))
+        if t.style == "json" and t.json is not None:
+            return self.b.rule(f"{name}-call", _join(self.json_call(tool), close))
+        _marker, role = _opener(t)
+        parts = []
+        if role != "name_prefix" and t.name_prefix.strip():
+            parts += [self.marker("name-prefix", t.name_prefix), self.ws]
+        if t.id_position == "before_name":
+            parts += [self.id_part(), self.ws]
+        parts += [self.name_expr(tool), self.lead("name-suffix", t.name_suffix)]
+        if t.id_position == "after_name":
+            parts += [self.ws, self.id_part()]
+        parts.append(self.tagged_args(tool))
+        if t.id_position == "after_args":
+            parts += [self.ws, self.id_part()]
+        parts.append(close)
+        return self.b.rule(f"{name}-call", _join(*parts))
+
+    def lead_closing(self, role: str, m: str) -> str:
+        """A closing marker; the part from an end-of-turn marker on is optional."""
+        req_part, opt_part = self.split_stop(m)
+        out = self.lead(role, req_part)
+        if opt_part.strip():
+            out = _join(out, f"( {self.lead(role + '-stop', opt_part)} )?")
+        return out
+
+    def name_expr(self, tool: str) -> str:
+        t = self.t
+        if t.name_in_id:
+            try:
+                return _regex_gbnf(t.name_in_id, (tool,))
+            except ValueError:
+                pass
+        return literal(tool)
+
+    def id_part(self) -> str:
+        """``id_prefix ID id_suffix``: the id text is bounded and ends at the suffix's first piece."""
+        t = self.t
+        prefix = self.marker("id-prefix", t.id_prefix)
+        pieces = mk.tokens(t.id_suffix)
+        if not pieces:
+            ident = self.b.rule("call-id", f"{WORD_CHARS}{{1,{ID_MAX}}}")
+            return _join(prefix, self.ws if prefix else "", ident)
+        ident = self.b.rule("call-id", f"{ID_CHARS}{{1,{ID_MAX}}} {_piece_expr(pieces[0])}")
+        rest = self.lead("id-suffix-rest", " ".join(pieces[1:]))
+        return _join(prefix, self.ws if prefix else "", ident, rest)
+
+    # --- JSON calls ------------------------------------------------------------------
+
+    def json_call(self, tool: str) -> str:
+        """The call object of `tool` in the JSON layout (members in any order, a few others)."""
+        layout = self.t.json
+        assert layout is not None
+        space = space_rule(self.b)
+        if layout.name_is_key:
+            body = _join('"{"', space, self.key_expr(tool), space, '":"', space, self.args_value(tool), space, '"}"')
+            return self.b.rule(f"{sanitize_name(tool)}-object", body)
+        roles: dict[str, tuple[str, ...]] = {"name": tuple(layout.name_path), "args": tuple(layout.args_path)}
+        if layout.id_path:
+            roles["id"] = tuple(layout.id_path)
+        return self.json_object(tool, roles, 0)
+
+    def key_expr(self, key: str) -> str:
+        if self.t.python_literals:
+            return _group([json_string_expr(key), literal("'" + key.replace("\\", "\\\\").replace("'", "\\'") + "'")])
+        return json_string_expr(key)
+
+    def role_value(self, tool: str, role: str) -> str:
+        if role == "name":
+            return self.key_expr(tool)
+        if role == "id":
+            string = LiteralConverter(self.b, {}).string() if self.t.python_literals else json_rule(self.b, "string")
+            return f"( {string} | {json_rule(self.b, 'integer')} )"
+        args = self.args_value(tool)
+        if self.t.json is not None and self.t.json.args_as_string:
+            return f"( {json_rule(self.b, 'string')} | {args} )"
+        return args
+
+    def json_object(self, tool: str, roles: dict[str, tuple[str, ...]], depth: int) -> str:
+        """An object holding the members at `depth` of the role paths, in any order."""
+        space = space_rule(self.b)
+        members: dict[str, str] = {}
+        for role, path in roles.items():
+            key = path[depth]
+            if len(path) == depth + 1:
+                members[key] = self.role_value(tool, role)
+            elif key not in members:
+                inner = {r: p for r, p in roles.items() if len(p) > depth + 1 and p[depth] == key}
+                members[key] = self.json_object(tool, inner, depth + 1)
+        kvs = [_join(self.key_expr(k), space, '":"', space, v, space) for k, v in members.items()]
+        extra = self.extra_member(list(members))
+        before = f'( {extra} "," {space} ){{0,{MAX_EXTRA_MEMBERS}}}'
+        after = f'( "," {space} {extra} ){{0,{MAX_EXTRA_MEMBERS}}}'
+        orders = [f' "," {space} '.join(f"{kv} {after}" for kv in perm) for perm in itertools.permutations(kvs)]
+        base = f"{sanitize_name(tool)}-object" + ("" if depth == 0 else f"-{depth}")
+        return self.b.rule(base, _join('"{"', space, before, _group(orders), '"}"'))
+
+    def extra_member(self, keys: list[str]) -> str:
+        """A member whose key is none of `keys`, with any value."""
+        space = space_rule(self.b)
+        if self.t.python_literals:
+            conv = LiteralConverter(self.b, {})
+            key, value = conv.any_key(), conv.any_value()
+        else:
+            key = _Converter(self.b, {}, True).key_excluding(keys, "other-key")
+            value = json_rule(self.b, "value")
+        return self.b.rule("other-member", _join(key, space, '":"', space, value, space))
+
+    # --- tagged arguments ----------------------------------------------------------------
+
+    def tagged_args(self, tool: str) -> str:
+        """The arguments after a tagged call's name: JSON, Python, a literal or per-key tags."""
+        t = self.t
+        name = sanitize_name(tool)
+        schema = strict_objects(self.plan.schemas[tool])
+        if t.args == "tagged" and t.tagged is not None:
+            return self.key_tags(tool, schema)
+        if t.args == "literal" and t.literal is not None:
+            lit = t.literal
+            rule = literal_args_rule(self.b, schema, f"{name}-args", open_=lit.open, close=lit.close,
+                                     sep=lit.kv_sep, quotes=tuple(lit.quotes))
+            return _join(self.ws, rule)
+        return _join(self.ws, self.args_value(tool))
+
+    def key_tags(self, tool: str, schema: dict[str, Any]) -> str:
+        """Per-key tagged arguments in declared order (optional ones may be left out)."""
+        t = self.t
+        ta = t.tagged
+        assert ta is not None
+        name = sanitize_name(tool)
+        end = mk.tokens(ta.value_end)
+        closing = end[0] if end else ""
+        end_rest = self.lead("value-end-rest", " ".join(end[1:])) if len(end) > 1 else ""
+        prefix = self.lead("arg-prefix", ta.prefix)
+        key_suffix = self.lead("arg-key-suffix", ta.key_suffix)
+        raw = not ta.strings_json and bool(closing)
+        props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        required = [k for k in schema.get("required") or [] if isinstance(k, str)]
+        slots: list[tuple[str, bool]] = []
+        for key in [*props, *(k for k in required if k not in props)]:
+            value = schema_value_rule(self.b, props.get(key, {}), f"{name}-{key}-value", raw,
+                                      closing=closing, pad=self.ws)
+            item = _join(prefix, self.ws, literal(key), key_suffix, value, end_rest)
+            slots.append((self.b.rule(f"{name}-{key}-arg", item), key in required))
+        if not props and schema.get("additionalProperties", True) is not False:
+            # free-form arguments: any key, any raw value
+            key_text = self.through("arg-key-suffix", ta.key_suffix) if ta.key_suffix.strip() else self.ws
+            value = schema_value_rule(self.b, {}, "any-value", raw, closing=closing, pad=self.ws)
+            item = self.b.rule("any-arg", _join(prefix, key_text, value, end_rest))
+            return self.b.recursive_rule("any-args", lambda r: f"| {item} {r}")
+        return _ordered(self.b, slots, self.lead("arg-separator", ta.separator), f"{name}-args")
+
+
+def _ordered(b: GbnfBuilder, slots: list[tuple[str, bool]], sep: str, name: str) -> str:
+    """Items in order, optional ones may be missing, `sep` between two present ones."""
+    if not slots:
+        return ""
+    if not sep:
+        return " ".join(item if req else f"{item}?" for item, req in slots)
+    n = len(slots)
+    rest = [""] * (n + 1)
+    for j in range(n - 1, 0, -1):
+        item, req = slots[j]
+        expr = _join(f"{sep} {item}" if req else f"( {sep} {item} )?", rest[j + 1])
+        rest[j] = b.rule(f"{name}-rest-{j}", expr)
+    firsts = []
+    for i, (item, req) in enumerate(slots):
+        firsts.append(_join(item, rest[i + 1]))
+        if req:
+            return _group(firsts)
+    return f"( {' | '.join(firsts)} )?"
+
+
+# ---------------------------------------------------------------- name_in_id
+_CATEGORY_CHARS = {
+    sre_c.CATEGORY_DIGIT: "0123456789",
+    sre_c.CATEGORY_SPACE: " \t\n\r\f\v",
+    sre_c.CATEGORY_WORD: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_",
+}
+
+
+def _regex_gbnf(pattern: str, names: tuple[str, ...]) -> str:
+    """GBNF for a small regex (``name_in_id``) with its ``name`` group replaced by `names`.
+
+    Literals, classes, groups, alternation and repetition (unbounded ones capped) are
+    converted; anchors are dropped; anything else raises ValueError.
+    """
+    tree = sre_parse.parse(pattern)
+    name_group = tree.state.groupdict.get("name")
+
+    def klass(items: list[tuple[Any, Any]]) -> str:
+        chars: set[str] = set()
+        negate = False
+        for op, av in items:
+            if op is sre_c.NEGATE:
+                negate = True
+            elif op is sre_c.LITERAL:
+                chars.add(chr(av))
+            elif op is sre_c.RANGE and av[1] - av[0] < 4096:
+                chars.update(chr(c) for c in range(av[0], av[1] + 1))
+            elif op is sre_c.CATEGORY and av in _CATEGORY_CHARS:
+                chars.update(_CATEGORY_CHARS[av])
+            else:
+                raise ValueError(f"unsupported class item {op}")
+        return char_class(chars, negate=negate)
+
+    def seq(items: Any) -> str:
+        return " ".join(filter(None, (node(op, av) for op, av in items)))
+
+    def node(op: Any, av: Any) -> str:
+        if op is sre_c.LITERAL:
+            return literal(chr(av))
+        if op is sre_c.NOT_LITERAL:
+            return char_class([chr(av)], negate=True)
+        if op is sre_c.ANY:
+            return ANY_CHAR
+        if op is sre_c.IN:
+            return klass(av)
+        if op is sre_c.CATEGORY:
+            return klass([(op, av)])
+        if op is sre_c.AT:
+            return ""
+        if op is sre_c.SUBPATTERN:
+            group, _add, _del, sub = av
+            if group is not None and group == name_group:
+                return _group([literal(n) for n in names])
+            inner = seq(sub)
+            return f"( {inner} )" if inner else ""
+        if op is sre_c.BRANCH:
+            alts = [seq(s) or '""' for s in av[1]]
+            return "( " + " | ".join(alts) + " )"
+        if op in (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT, getattr(sre_c, "POSSESSIVE_REPEAT", None)):
+            lo, hi, sub = av
+            inner = seq(sub)
+            if not inner:
+                return ""
+            hi = lo + ID_MAX if hi is sre_c.MAXREPEAT or hi > lo + ID_MAX else hi
+            if (lo, hi) == (0, 1):
+                return f"( {inner} )?"
+            return f"( {inner} ){{{lo},{hi}}}"
+        raise ValueError(f"unsupported regex construct {op}")
+
+    out = seq(tree)
+    if not out:
+        raise ValueError("empty pattern")
+    return f"( {out} )"
+
+
+__all__ = ["build_gbnf", "strict_objects", "triggers"]
