@@ -239,7 +239,7 @@ class Engine:
             if len(parts) > 1:
                 parts[:] = ["".join(parts)]
             setattr(self.msg, key, parts[0] if parts else None)
-        for call, parts in zip(self.msg.tool_calls, self._arg_parts):
+        for call, parts in zip(self.msg.tool_calls, self._arg_parts, strict=True):
             if len(parts) > 1:
                 parts[:] = ["".join(parts)]
             call.arguments = parts[0] if parts else ""
