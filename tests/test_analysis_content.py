@@ -1,0 +1,219 @@
+"""Content analysis (analysis/content.py): answer wrappers, end-of-turn markers, the assistant header.
+
+Expectations come from templates/README.md. Markers are compared with surrounding
+whitespace stripped.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import pytest
+import turns
+
+from autoparser import ChatTemplate
+from autoparser.analysis.model import Analysis
+
+SHARED = turns.shared_dir()
+USER = [{"role": "user", "content": "What is the weather in Paris?"}]
+
+
+def norm(s: str) -> str:
+    """A marker as compared here: outer whitespace stripped, inner runs collapsed to one space."""
+    return " ".join(s.split())
+
+
+@functools.cache
+def template(path: Path) -> ChatTemplate:
+    return ChatTemplate.from_file(path, bos_token=turns.BOS, eos_token=turns.EOS)
+
+
+def fixture(name: str) -> Analysis:
+    return template(turns.FIXTURES / f"{name}.jinja").analysis
+
+
+def real(name: str) -> Analysis:
+    """A third-party template's analysis; skips when ../shared is absent."""
+    if SHARED is None:
+        pytest.skip("shared template corpus not found (set AUTOPARSER_SHARED)")
+    path = SHARED / "templates" / f"{name}.jinja"
+    if not path.is_file():
+        pytest.skip(f"{path.name} not in the shared corpus")
+    return template(path).analysis
+
+
+# fixture -> (content start, content end): only these wrap the answer
+WRAPPED = {
+    "content_wrapped": ("<response>", "</response>"),
+    "command_r_action": ("<|START_RESPONSE|>", "<|END_RESPONSE|>"),
+}
+# fixture -> end-of-turn markers written after the answer (README's Output column)
+END_OF_TURN: dict[str, tuple[str, ...]] = {
+    "chatml_plain": ("<|im_end|>",),
+    "hermes_json": ("<|im_end|>",),
+    "qwen3_think_json": ("<|im_end|>",),
+    "forced_open_think": ("<|im_end|>",),
+    "xml_params": ("<|im_end|>",),
+    "call_id_tagged": ("<|im_end|>",),
+    "arg_key_value": (),                      # no end marker: the next role tag follows
+    "mistral_array": ("</s>",),               # eos
+    "mistral_args": ("</s>",),
+    "llama3_json": ("<|eot_id|>",),
+    "deepseek_unicode": ("<｜end▁of▁sentence｜>",),
+    "command_r_action": ("<|END_OF_TURN_TOKEN|>",),
+    "kimi_sections": ("<|im_end|>",),
+    "name_as_key": ("<|assistant_end|>",),
+    "python_dict_args": ("<seed:eos>",),
+    "granite_list": ("<|end_of_text|>",),
+    "content_wrapped": ("<|end_of_text|>",),
+    "delimiter_reasoning": ("<|end|>",),
+    "gemma_plain": ("<end_of_turn>",),
+    "channels": ("<|return|>",),
+}
+MISREAD_EOT = {
+    "minimax_invoke": ("[e~[",),
+}
+# fixture -> the header that opens an assistant turn ("" when the generation prompt is empty)
+HEADER = {
+    "chatml_plain": "<|im_start|>assistant",
+    "qwen3_think_json": "<|im_start|>assistant",
+    "forced_open_think": "<|im_start|>assistant",   # without the prefilled <think>
+    "arg_key_value": "<|assistant|>",
+    "mistral_array": "",
+    "mistral_args": "",
+    "llama3_json": "<|start_header_id|>assistant<|end_header_id|>",
+    "deepseek_unicode": "<｜Assistant｜>",
+    "command_r_action": "<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>",
+    "kimi_sections": "<|im_assistant|>assistant<|im_middle|>",
+    "name_as_key": "<|assistant_start|>",
+    "gemma_plain": "<start_of_turn>model",
+    "channels": "<|start|>assistant",
+}
+
+
+def test_every_fixture_has_an_expectation() -> None:
+    assert {p.stem for p in turns.fixture_templates()} == set(END_OF_TURN) | set(MISREAD_EOT)
+
+
+@pytest.mark.parametrize("name", sorted(END_OF_TURN))
+def test_fixture_content_wrapper(name: str) -> None:
+    c = fixture(name).content
+    if name == "channels":   # the final channel's header opens the answer; <|return|> ends the turn
+        assert (norm(c.start), norm(c.end)) == ("<|channel|>final<|message|>", "")
+    else:
+        assert (norm(c.start), norm(c.end)) == WRAPPED.get(name, ("", ""))
+
+
+@pytest.mark.parametrize("name", sorted(END_OF_TURN))
+def test_fixture_end_of_turn(name: str) -> None:
+    assert tuple(norm(m) for m in fixture(name).end_of_turn) == END_OF_TURN[name]
+
+
+@pytest.mark.xfail(strict=True, reason="analysis: '[e~[' is not a MARKER (diff/split.py), so the MiniMax "
+                                       "turn end is not found and end_of_turn is empty")
+@pytest.mark.parametrize("name", sorted(MISREAD_EOT))
+def test_fixture_end_of_turn_misread(name: str) -> None:
+    assert tuple(norm(m) for m in fixture(name).end_of_turn) == MISREAD_EOT[name]
+
+
+@pytest.mark.parametrize("name", sorted(HEADER))
+def test_fixture_assistant_header(name: str) -> None:
+    a = fixture(name)
+    assert norm(a.assistant_header) == HEADER[name]
+    assert a.generation_prompt.strip().startswith(HEADER[name])
+
+
+@pytest.mark.xfail(strict=True, reason="analysis: ']~b]ai' is not a MARKER (diff/split.py), so the "
+                                       "MiniMax assistant header is empty")
+def test_minimax_invoke_assistant_header() -> None:
+    assert norm(fixture("minimax_invoke").assistant_header) == "]~b]ai"
+
+
+def test_content_wrapped_wraps_only_the_answer() -> None:
+    """The wrapper is what encloses the answer text in a rendered plain turn."""
+    t = template(turns.FIXTURES / "content_wrapped.jinja")
+    c = t.analysis.content
+    full = t.render([*USER, {"role": "assistant", "content": "ANSWER"}])
+    assert c.start.strip() + "ANSWER" + c.end.strip() in full
+
+
+def test_system_role_capability() -> None:
+    """gemma_plain raises on a system message; the ChatML fixture renders it."""
+    assert not fixture("gemma_plain").capabilities.system_role
+    assert fixture("chatml_plain").capabilities.system_role
+
+
+@pytest.mark.parametrize("name", ["mistral_array", "mistral_args"])
+def test_empty_generation_prompt(name: str) -> None:
+    """README: the Mistral fixtures have no assistant header at all."""
+    assert fixture(name).generation_prompt == ""
+
+
+# ------------------------------------------------------------------ real templates
+def test_real_qwen3() -> None:
+    a = real("Qwen-Qwen3-0.6B")
+    assert (a.content.start, a.content.end) == ("", "")
+    assert a.end_of_turn == ("<|im_end|>",)
+    assert norm(a.assistant_header) == "<|im_start|>assistant"
+
+
+def test_real_qwen3_coder() -> None:
+    assert real("Qwen3-Coder").end_of_turn == ("<|im_end|>",)
+
+
+def test_real_glm_4_6() -> None:
+    a = real("GLM-4.6")
+    assert a.end_of_turn == ()
+    assert norm(a.assistant_header) == "<|assistant|>"
+
+
+def test_real_hermes_2_pro() -> None:
+    assert real("NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use").end_of_turn == ("<|im_end|>",)
+
+
+def test_real_mistral_nemo() -> None:
+    a = real("mistralai-Mistral-Nemo-Instruct-2407")
+    assert a.end_of_turn == ("</s>",)
+    assert a.generation_prompt == ""
+
+
+def test_real_llama_3_1() -> None:
+    a = real("meta-llama-Llama-3.1-8B-Instruct")
+    assert a.end_of_turn == ("<|eot_id|>",)
+    assert norm(a.assistant_header) == "<|start_header_id|>assistant<|end_header_id|>"
+
+
+def test_real_deepseek_v3_1() -> None:
+    a = real("deepseek-ai-DeepSeek-V3.1")
+    assert a.end_of_turn == ("<｜end▁of▁sentence｜>",)
+    assert norm(a.assistant_header) == "<｜Assistant｜>"
+
+
+@pytest.mark.xfail(strict=True, reason="analysis: '[e~[' is not a MARKER (diff/split.py), so the MiniMax "
+                                       "turn end is not found and end_of_turn is empty")
+def test_real_minimax_m2() -> None:
+    assert tuple(norm(m) for m in real("MiniMax-M2").end_of_turn) == ("[e~[",)
+
+
+def test_real_kimi_k2_instruct() -> None:
+    a = real("Kimi-K2-Instruct")
+    assert a.end_of_turn == ("<|im_end|>",)
+    assert norm(a.assistant_header) == "<|im_assistant|>assistant<|im_middle|>"
+
+
+def test_real_gemma_4() -> None:
+    a = real("google-gemma-4-31B-it")
+    assert a.end_of_turn == ("<turn|>",)
+    assert norm(a.assistant_header) == "<|turn>model"
+
+
+def test_real_lfm2_5_8b() -> None:
+    assert real("LFM2.5-8B-A1B").end_of_turn == ("<|im_end|>",)
+
+
+def test_real_command_r7b() -> None:
+    """Command-R7b wraps answers; the template re-opens a chatbot turn after every turn it renders."""
+    a = real("CohereForAI-c4ai-command-r7b-12-2024-tool_use")
+    assert (norm(a.content.start), norm(a.content.end)) == ("<|START_RESPONSE|>", "<|END_RESPONSE|>")
+    assert a.end_of_turn[0] == "<|END_OF_TURN_TOKEN|>"

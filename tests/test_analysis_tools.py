@@ -1,0 +1,310 @@
+"""Tool-call analysis (analysis/tools.py) on the fixtures and on real templates.
+
+Expectations come from templates/README.md (the Output column), not from the analysis.
+Fields are compared with surrounding whitespace stripped and inner whitespace collapsed;
+a key ``"a+b"`` compares the concatenation of two fields, where the split between them is
+a representation choice (``<tool_call>`` + ``\\n<function=`` or all in ``call_start``).
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import pytest
+import turns
+
+from autoparser import ChatTemplate
+from autoparser.analysis.model import Analysis, ToolFormat
+
+SHARED = turns.shared_dir()
+USER = [{"role": "user", "content": "What is the weather in Paris?"}]
+CALL_ID = "call00001"
+
+
+def norm(s: str) -> str:
+    """A marker as compared here: outer whitespace stripped, inner runs collapsed to one space."""
+    return " ".join(s.split())
+
+
+@functools.cache
+def template(path: Path) -> ChatTemplate:
+    return ChatTemplate.from_file(path, bos_token=turns.BOS, eos_token=turns.EOS)
+
+
+def fixture(name: str) -> Analysis:
+    return template(turns.FIXTURES / f"{name}.jinja").analysis
+
+
+def real(name: str) -> Analysis:
+    """A third-party template's analysis; skips when ../shared is absent."""
+    if SHARED is None:
+        pytest.skip("shared template corpus not found (set AUTOPARSER_SHARED)")
+    path = SHARED / "templates" / f"{name}.jinja"
+    if not path.is_file():
+        pytest.skip(f"{path.name} not in the shared corpus")
+    return template(path).analysis
+
+
+def raw(t: ToolFormat, key: str) -> Any:
+    """A dotted field of a ToolFormat (``json.name_path``); ``a+b`` joins two string fields."""
+    if "+" in key:
+        return "".join(raw(t, k) for k in key.split("+"))
+    value: Any = t
+    for part in key.split("."):
+        value = getattr(value, part) if value is not None else None
+    return value
+
+
+def get(t: ToolFormat, key: str) -> Any:
+    """A field as compared: strings normalised, lists as tuples."""
+    value = raw(t, key)
+    if isinstance(value, str):
+        return norm(value)
+    return tuple(value) if isinstance(value, list) else value
+
+
+def check(t: ToolFormat, expected: dict[str, Any]) -> None:
+    got = {k: get(t, k) for k in expected}
+    assert got == expected
+
+
+HERMES = {"style": "json", "section_start": "", "section_end": "", "call_start": "<tool_call>",
+          "call_end": "</tool_call>", "json.name_path": ("name",), "json.args_path": ("arguments",),
+          "id_position": "none", "python_literals": False}
+JSON_ARRAY = {"style": "json", "call_start": "", "call_end": "", "separator": ",",
+              "json.name_path": ("name",), "json.args_path": ("arguments",)}
+QWEN_CODER = {"style": "tagged", "args": "tagged", "section_start": "", "call_start+name_prefix": "<tool_call> <function=",
+              "name_suffix": ">", "tagged.prefix": "<parameter=", "tagged.key_suffix": ">",
+              "tagged.value_end": "</parameter>", "call_close+call_end": "</function> </tool_call>"}
+GLM = {"style": "tagged", "args": "tagged", "call_start+name_prefix": "<tool_call>", "name_suffix": "",
+       "tagged.prefix": "<arg_key>", "tagged.key_suffix": "</arg_key> <arg_value>",
+       "tagged.value_end": "</arg_value>", "call_close+call_end": "</tool_call>", "id_position": "none"}
+MINIMAX = {"style": "tagged", "args": "tagged", "section_start": "<minimax:tool_call>",
+           "section_end": "</minimax:tool_call>", "call_start+name_prefix": '<invoke name="', "name_suffix": '">',
+           "tagged.prefix": '<parameter name="', "tagged.key_suffix": '">', "tagged.value_end": "</parameter>",
+           "tagged.strings_json": False, "call_close+call_end": "</invoke>"}
+KIMI = {"style": "tagged", "args": "json", "section_start": "<|tool_calls_section_begin|>",
+        "section_end": "<|tool_calls_section_end|>", "call_start+name_prefix": "<|tool_call_begin|>functions.",
+        "call_close+call_end": "<|tool_call_end|>", "id_from_header": True}
+
+# fixture -> expected tool format fields (README's Output column)
+FIXTURE_TOOLS: dict[str, dict[str, Any]] = {
+    "hermes_json": HERMES,
+    "qwen3_think_json": HERMES,
+    "forced_open_think": HERMES,
+    "python_dict_args": {**HERMES, "call_start": "<seed:tool_call>", "call_end": "</seed:tool_call>",
+                         "python_literals": True},
+    "llama3_json": {**HERMES, "call_start": "", "call_end": "", "json.args_path": ("parameters",)},
+    "mistral_array": {**JSON_ARRAY, "section_start": "[TOOL_CALLS][", "section_end": "]",
+                      "json.id_path": ("id",), "json.id_after_args": True, "id_position": "json"},
+    "command_r_action": {**JSON_ARRAY, "section_start": "<|START_ACTION|>[", "section_end": "]<|END_ACTION|>",
+                         "json.name_path": ("tool_name",), "json.args_path": ("parameters",),
+                         "json.id_path": ("tool_call_id",), "id_position": "json"},
+    "name_as_key": {"style": "json", "section_start": "<|tools_prefix|>[", "section_end": "]<|tools_suffix|>",
+                    "separator": ",", "json.name_is_key": True},
+    "granite_list": {**JSON_ARRAY, "section_start": "<tool_call>[", "section_end": "]"},
+    "content_wrapped": {**JSON_ARRAY, "section_start": "<|tool_call|>[", "section_end": "]"},
+    "delimiter_reasoning": {**JSON_ARRAY, "section_start": "<tool_calls>[", "section_end": "]</tool_calls>"},
+    "xml_params": {**QWEN_CODER, "id_position": "none"},
+    "call_id_tagged": {**{k: v for k, v in QWEN_CODER.items() if k != "call_start+name_prefix"},
+                       "id_position": "before_name"},
+    "arg_key_value": GLM,
+    "minimax_invoke": MINIMAX,
+    "mistral_args": {"style": "tagged", "args": "json", "section_start": "", "call_start+name_prefix": "[TOOL_CALLS]",
+                     "name_suffix": "", "id_position": "after_name", "id_prefix": "[CALL_ID]", "id_suffix": "[ARGS]"},
+    "deepseek_unicode": {"style": "tagged", "args": "json", "section_start": "<｜tool▁calls▁begin｜>",
+                         "section_end": "<｜tool▁calls▁end｜>",
+                         "call_start+name_prefix": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>",
+                         "name_suffix": "```json", "call_close+call_end": "```<｜tool▁call▁end｜>"},
+    "kimi_sections": KIMI,
+    "channels": {"style": "tagged", "args": "json", "call_start+name_prefix": "<|channel|>commentary to=functions.",
+                 "name_suffix": "<|constrain|>json<|message|>", "call_close+call_end": "<|call|>",
+                 "separator": "<|start|>assistant"},
+}
+NO_TOOLS = ("chatml_plain", "gemma_plain")
+WITH_IDS = ("call_id_tagged", "mistral_args", "mistral_array")           # render the given call id
+REFUSE_STRING_ARGS = ("xml_params", "call_id_tagged", "arg_key_value", "minimax_invoke")
+SINGLE_CALL = ("llama3_json",)
+
+
+def test_every_fixture_has_an_expectation() -> None:
+    assert {p.stem for p in turns.fixture_templates()} == set(FIXTURE_TOOLS) | set(NO_TOOLS)
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURE_TOOLS))
+def test_fixture_tool_format(name: str) -> None:
+    check(fixture(name).tools, FIXTURE_TOOLS[name])
+
+
+@pytest.mark.parametrize("name", NO_TOOLS)
+def test_fixture_without_tools(name: str) -> None:
+    a = fixture(name)
+    assert a.tools.style == "none"
+    assert not a.capabilities.tools and not a.capabilities.tool_calls
+    assert a.handler == ""
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURE_TOOLS))
+def test_fixture_tool_capabilities(name: str) -> None:
+    """Capabilities read from rendering agree with what README says each fixture does."""
+    c = fixture(name).capabilities
+    assert (c.tools, c.tool_calls, c.object_arguments) == (True, True, True)
+    assert c.parallel_tool_calls == (name not in SINGLE_CALL)
+    assert c.tool_call_id == (name in WITH_IDS)
+    assert c.string_arguments == (name not in REFUSE_STRING_ARGS)
+
+
+def test_call_id_tagged_header() -> None:
+    """The id sits in the opening tag: <tool_call id="ID">⏎<function=N>⏎."""
+    t = fixture("call_id_tagged").tools
+    header = t.call_start + t.id_prefix + CALL_ID + t.id_suffix + t.name_prefix + "get_weather" + t.name_suffix
+    assert norm(header) == norm(f'<tool_call id="{CALL_ID}">\n<function=get_weather>\n')
+
+
+def test_kimi_sections_name_suffix() -> None:
+    """functions.N:I<|tool_call_argument_begin|>A: the index is glued to the name, then the args marker."""
+    t = fixture("kimi_sections").tools
+    assert norm(t.name_suffix).endswith("<|tool_call_argument_begin|>")
+    assert t.name_suffix.startswith(":")
+
+
+def test_name_as_key_layout() -> None:
+    j = fixture("name_as_key").tools.json
+    assert j is not None and j.name_is_key and not j.id_path
+
+
+def _ordered(text: str, pieces: list[str]) -> list[str]:
+    """The pieces not found in order in ``text`` (whitespace ignored on both sides)."""
+    flat = "".join(text.split())
+    at, missing = 0, []
+    for piece in ("".join(p.split()) for p in pieces):
+        if not piece:
+            continue
+        i = flat.find(piece, at)
+        if i < 0:
+            missing.append(piece)
+        else:
+            at = i + len(piece)
+    return missing
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURE_TOOLS))
+def test_fixture_markers_appear_in_order(name: str) -> None:
+    """The analysed markers, read in order, walk through a rendered one-call turn."""
+    tmpl = template(turns.FIXTURES / f"{name}.jinja")
+    t = tmpl.analysis.tools
+    call = turns.call(1, "get_weather", {"location": "Paris, France"})
+    text = tmpl.render([*USER, {"role": "assistant", "content": "", "tool_calls": [call]}], tools=turns.TOOLS)
+    text = text[len(tmpl.render(USER, tools=turns.TOOLS)):]
+    ident = [t.id_prefix, CALL_ID, t.id_suffix]
+    seq = [t.section_start, t.call_start, *(ident if t.id_position == "before_name" else []),
+           t.name_prefix, "get_weather", t.name_suffix, *(ident if t.id_position == "after_name" else [])]
+    if t.tagged is not None:
+        seq += [t.tagged.prefix, "location", t.tagged.key_suffix, "Paris, France", t.tagged.value_end]
+    else:
+        seq += ["location", "Paris, France"]
+    seq += [t.call_close, t.call_end, t.section_end]
+    assert _ordered(text, seq) == [], text
+
+
+# ------------------------------------------------------------------ real templates
+def test_real_qwen3() -> None:
+    check(real("Qwen-Qwen3-0.6B").tools, HERMES)
+
+
+def test_real_qwen3_coder() -> None:
+    check(real("Qwen3-Coder").tools, QWEN_CODER)
+
+
+def test_real_glm_4_6() -> None:
+    check(real("GLM-4.6").tools, GLM)
+
+
+def test_real_hermes_2_pro() -> None:
+    check(real("NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use").tools, HERMES)
+
+
+def test_real_mistral_nemo() -> None:
+    check(real("mistralai-Mistral-Nemo-Instruct-2407").tools,
+          {**JSON_ARRAY, "section_start": "[TOOL_CALLS][", "section_end": "]", "json.id_path": ("id",),
+           "json.id_after_args": True, "id_position": "json"})
+
+
+def test_real_llama_3_1() -> None:
+    a = real("meta-llama-Llama-3.1-8B-Instruct")
+    check(a.tools, {**HERMES, "call_start": "", "call_end": "", "json.args_path": ("parameters",)})
+    assert not a.capabilities.parallel_tool_calls
+
+
+def test_real_deepseek_v3_1() -> None:
+    check(real("deepseek-ai-DeepSeek-V3.1").tools,
+          {"style": "tagged", "args": "json", "section_start": "<｜tool▁calls▁begin｜>",
+           "section_end": "<｜tool▁calls▁end｜>", "call_start+name_prefix": "<｜tool▁call▁begin｜>",
+           "name_suffix": "<｜tool▁sep｜>", "call_close+call_end": "<｜tool▁call▁end｜>"})
+
+
+def test_real_minimax_m2() -> None:
+    check(real("MiniMax-M2").tools, MINIMAX)
+
+
+def test_real_kimi_k2_instruct() -> None:
+    t = real("Kimi-K2-Instruct").tools
+    check(t, KIMI)
+    assert norm(t.name_suffix).endswith("<|tool_call_argument_begin|>")
+
+
+def test_real_gemma_4() -> None:
+    """Gemma 4: <|tool_call>call:N{k:<|"|>v<|"|>}<tool_call|>."""
+    t = real("google-gemma-4-31B-it").tools
+    check(t, {"style": "tagged", "args": "literal", "call_start+name_prefix": "<|tool_call>call:",
+              "literal.open": "{", "literal.close": "}", "literal.kv_sep": ":",
+              "call_close+call_end": "<tool_call|>"})
+    assert t.literal is not None and '<|"|>' in t.literal.quotes
+
+
+def test_real_lfm2_5_8b() -> None:
+    """LFM2.5-8B-A1B renders its own pythonic calls: no special handler needed."""
+    a = real("LFM2.5-8B-A1B")
+    check(a.tools, {"style": "tagged", "args": "literal", "section_start": "<|tool_call_start|>[",
+                    "section_end": "]<|tool_call_end|>", "separator": ",", "literal.open": "(",
+                    "literal.close": ")", "literal.kv_sep": "="})
+    assert a.handler == ""
+
+
+def test_real_command_r7b() -> None:
+    check(real("CohereForAI-c4ai-command-r7b-12-2024-tool_use").tools,
+          {**JSON_ARRAY, "section_start": "<|START_ACTION|>[", "section_end": "]<|END_ACTION|>",
+           "json.name_path": ("tool_name",), "json.args_path": ("parameters",),
+           "json.id_path": ("tool_call_id",), "id_position": "json"})
+
+
+# ------------------------------------------------------------------ templates that list tools but render no call
+def _listing(tools_first: bool) -> ChatTemplate:
+    """ChatML turns plus a tool list (before or after the conversation); assistant calls are never rendered."""
+    listing = "{% if tools %}Tools: {{ tools | tojson }}\n{% endif %}"
+    turns_ = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+    prompt = "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+    source = (listing + turns_ if tools_first else turns_ + listing) + prompt
+    return ChatTemplate.from_string(source, bos_token=turns.BOS, eos_token=turns.EOS)
+
+
+def test_tool_list_without_calls_has_no_tool_format() -> None:
+    a = _listing(tools_first=True).analysis
+    assert a.capabilities.tools
+    assert a.tools.style == "none"
+
+
+@pytest.mark.xfail(strict=True, reason="analysis/capabilities.py: tool_calls looks for the function name anywhere "
+                                       "in the rendering, so the rendered tool list reads as a rendered call")
+def test_tool_list_is_not_a_rendered_call() -> None:
+    assert not _listing(tools_first=True).analysis.capabilities.tool_calls
+
+
+@pytest.mark.xfail(strict=True, raises=ValueError,
+                   reason="analysis/tools.py _analyze_tools: one.index(NM, base) raises ValueError when the "
+                          "name only appears in a tool list rendered after the turn")
+def test_tool_list_after_the_conversation() -> None:
+    a = _listing(tools_first=False).analysis
+    assert a.tools.style == "none"

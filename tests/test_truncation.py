@@ -1,0 +1,411 @@
+"""Model output cut off at every position parses without raising and without losing text.
+
+For each fixture template and tool-call scenario (``turns``), the generated text is cut at
+every position and parsed with ``req.parse(prefix)`` (and ``req.parse(prefix, partial=True)``
+at every cut inside a call and every fourth cut elsewhere):
+
+* parsing never raises, and every call's arguments are valid (closed) JSON;
+* a cut inside a call (from inside its name up to the end of its last argument value) gives
+  ``msg.truncated`` and ``finish_reason == "truncated"``, and once the name is written, that
+  call, marked truncated;
+* no text is lost: the parts of the turn that are wholly before the cut (reasoning, content,
+  names, argument values) come back whole, and the part the cut falls in comes back as far as
+  it was written (a half-written name may be dropped if the message is flagged truncated);
+* streaming the prefix in two pieces gives the same message as parsing it.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+import turns
+
+from autoparser import ChatTemplate, Message, Request, merge_deltas
+
+SCENARIOS = ("content_tool", "parallel", "reasoning_tool", "tricky_args")
+CASES = [c for p in turns.fixture_templates() for c in turns.build_cases(p, only=list(SCENARIOS))]
+PARTIAL_EVERY = 4  # parse(partial=True) runs at every 4th cut and at each cut inside a call
+STREAM_EVERY = 8   # stream-vs-parse is checked at every 8th cut (and around each call's name)
+
+# Known runtime bugs, by (template stem, scenario or "*"); each marks that test strict xfail.
+# See the test_repro_* tests at the end for one minimal case of each.
+_TAGGED_NAME = "runtime: a tagged call cut inside or right after its name is a finished call " \
+               "(finish_reason tool_calls, arguments '' or '{}')"
+_TAGGED_ARG_PREFIX = "runtime: a tagged call cut inside an argument marker keeps unclosed arguments " \
+                     "and copies the call text into content"
+_NAME_SUFFIX = "runtime: a cut inside the marker after a tagged call's name loses or corrupts the name"
+_ID_AFTER_ARGS = "runtime: a JSON call whose id follows the arguments is dropped until the id arrives"
+KNOWN_CLOSED_JSON: dict[tuple[str, str], str] = {
+    **{(stem, "*"): _TAGGED_ARG_PREFIX for stem in ("arg_key_value", "call_id_tagged", "minimax_invoke",
+                                                     "xml_params")},
+    **{(stem, "*"): _TAGGED_NAME for stem in ("channels", "deepseek_unicode", "kimi_sections", "mistral_args")},
+}
+KNOWN_FLAGGED: dict[tuple[str, str], str] = {
+    **{(stem, "*"): _TAGGED_NAME for stem in ("arg_key_value", "call_id_tagged", "channels", "deepseek_unicode",
+                                               "kimi_sections", "minimax_invoke", "mistral_args", "xml_params")},
+    ("mistral_array", "*"): _ID_AFTER_ARGS,
+    ("name_as_key", "*"): "runtime: a name-as-key call cut right after its key is not announced",
+}
+KNOWN_TEXT_KEPT: dict[tuple[str, str], str] = {
+    **{(stem, "*"): _NAME_SUFFIX for stem in ("arg_key_value", "channels", "deepseek_unicode", "kimi_sections",
+                                               "minimax_invoke", "mistral_args")},
+    ("mistral_array", "*"): _ID_AFTER_ARGS,
+    ("name_as_key", "*"): "runtime: a name-as-key call cut right after its key is not announced",
+    ("python_dict_args", "*"): "runtime: Python-literal arguments cut short become {} (written arguments lost)",
+    ("call_id_tagged", "*"): _TAGGED_ARG_PREFIX,
+    ("xml_params", "*"): _TAGGED_ARG_PREFIX,
+}
+KNOWN_STREAM_PREFIX: dict[tuple[str, str], str] = {}
+
+
+def _known(known: dict[tuple[str, str], str], c: turns.Case) -> str | None:
+    """The reason listed for this case, by (stem, scenario) or (stem, "*")."""
+    return known.get((c.path.stem, c.scenario)) or known.get((c.path.stem, "*"))
+
+
+def _params(known: dict[tuple[str, str], str]) -> list[Any]:
+    out = []
+    for c in CASES:
+        why = _known(known, c)
+        marks = [pytest.mark.xfail(strict=True, reason=why)] if why else []
+        out.append(pytest.param(c, id=c.id, marks=marks))
+    return out
+
+
+def _require_full_parse(case: turns.Case) -> None:
+    """Skip when the whole text does not parse yet (test_stream_equivalence tracks that)."""
+    req = template(case.path).apply(case.history, tools=case.tools, chat_template_kwargs=case.kwargs or None)
+    why = turns.compare(case.expected, req.parse(case.text).to_dict(), case.text)
+    if why:
+        pytest.skip(f"the whole text does not parse yet: {why}")
+
+
+@functools.cache
+def template(path: Any) -> ChatTemplate:
+    return ChatTemplate.from_file(path, bos_token=turns.BOS, eos_token=turns.EOS)
+
+
+# ---------------------------------------------------------------- where the parts sit in the text
+@dataclass(frozen=True)
+class Span:
+    """One known part of the turn, found at ``text[start:end]`` in ``form``."""
+
+    kind: str            # reasoning | content | name | arg
+    call: int            # call index (name, arg), else -1
+    key: str
+    value: Any
+    start: int
+    end: int
+    form: str            # raw | json | jsonascii | pyq | value
+
+    def decode(self, raw: str) -> str:
+        """The text of a string value as far as ``raw`` (its rendering, cut short) goes."""
+        if self.form == "raw":
+            return raw
+        raw = _drop_open_escape(raw)
+        if self.form in ("json", "jsonascii"):
+            try:
+                return json.loads('"' + raw + '"')
+            except ValueError:
+                return raw
+        if self.form == "pyq":
+            return re.sub(r"\\(.)", r"\1", raw)
+        return raw
+
+
+def _drop_open_escape(raw: str) -> str:
+    """``raw`` without an escape it ends inside (an odd run of backslashes, maybe ``\\u`` + < 4 hex)."""
+    m = re.search(r"(\\+)(u[0-9a-fA-F]{0,3})?$", raw)
+    if m and len(m.group(1)) % 2 == 1:
+        return raw[:m.end(1) - 1]
+    return raw
+
+
+def _string_forms(value: str) -> list[tuple[str, str]]:
+    return [("raw", value), ("json", json.dumps(value, ensure_ascii=False)[1:-1]),
+            ("jsonascii", json.dumps(value)[1:-1]), ("pyq", value.replace("\\", "\\\\").replace("'", "\\'"))]
+
+
+def locate(case: turns.Case) -> list[Span]:
+    """The known parts of the turn in text order (parts that cannot be found are left out)."""
+    text, msg = case.text, case.expected
+    spans: list[Span] = []
+    cur = 0
+
+    def find(kind: str, call: int, key: str, value: Any, forms: list[tuple[str, str]]) -> None:
+        nonlocal cur
+        best: tuple[int, str, str] | None = None
+        for form, rendered in forms:
+            i = text.find(rendered, cur) if rendered else -1
+            if i >= 0 and (best is None or i < best[0]):
+                best = (i, form, rendered)
+        if best is not None:
+            i, form, rendered = best
+            spans.append(Span(kind, call, key, value, i, i + len(rendered), form))
+            cur = i + len(rendered)
+
+    if msg.get("reasoning_content"):
+        find("reasoning", -1, "", msg["reasoning_content"], [("raw", msg["reasoning_content"])])
+    if msg.get("content"):
+        find("content", -1, "", msg["content"], [("raw", msg["content"])])
+    for k, c in enumerate(msg.get("tool_calls") or []):
+        find("name", k, "", c["function"]["name"], [("raw", c["function"]["name"])])
+        for key, value in turns.arguments_of(c).items():
+            at = text.find(key, cur)
+            if at < 0:
+                continue
+            cur = at + len(key)
+            if isinstance(value, str):
+                find("arg", k, key, value, _string_forms(value))
+            else:
+                find("arg", k, key, value, [("value", json.dumps(value, ensure_ascii=False)),
+                                            ("value", json.dumps(value))])
+    return spans
+
+
+# ---------------------------------------------------------------- parse every prefix
+@dataclass
+class Cut:
+    pos: int
+    final: Message | BaseException
+    partial: Message | BaseException | None = None      # inside calls and at every PARTIAL_EVERY-th cut
+    streamed: dict[str, Any] | BaseException | None = None
+
+
+def _parse(req: Request, text: str, partial: bool) -> Message | BaseException:
+    try:
+        return req.parse(text, partial=partial)
+    except Exception as e:
+        return e
+
+
+def _stream(req: Request, text: str) -> dict[str, Any] | BaseException:
+    try:
+        s = req.stream()
+        half = len(text) // 2
+        deltas = s.feed(text[:half]) + s.feed(text[half:]) + s.finish()
+        return merge_deltas(deltas)
+    except Exception as e:
+        return e
+
+
+@functools.cache
+def cuts(case_id: str) -> tuple[list[Span], list[Cut]]:
+    case = next(c for c in CASES if c.id == case_id)
+    req = template(case.path).apply(case.history, tools=case.tools, chat_template_kwargs=case.kwargs or None)
+    spans = locate(case)
+    names = {p for s in spans if s.kind == "name" for p in range(s.start, s.end + 2)}
+    out = []
+    for p in range(len(case.text) + 1):
+        prefix = case.text[:p]
+        cut = Cut(p, _parse(req, prefix, False))
+        if p % PARTIAL_EVERY == 0 or inside_call(spans, p) is not None:
+            cut.partial = _parse(req, prefix, True)
+        if p % STREAM_EVERY == 0 or p in names or p == len(case.text):
+            cut.streamed = _stream(req, prefix)
+        out.append(cut)
+    return spans, out
+
+
+def inside_call(spans: list[Span], p: int) -> tuple[int, bool] | None:
+    """(call, name complete) when the cut falls in a call: inside its name, up to its last value's end."""
+    for k in sorted({s.call for s in spans if s.kind == "name"}):
+        name = next(s for s in spans if s.kind == "name" and s.call == k)
+        args = [s for s in spans if s.kind == "arg" and s.call == k]
+        if args and name.start < p <= max(s.end for s in args):
+            return k, p > name.end
+    return None
+
+
+def _show(text: str, p: int) -> str:
+    return f"cut at {p}: ...{text[max(0, p - 40):p]!r}"
+
+
+# ---------------------------------------------------------------- tests
+@pytest.mark.parametrize("case", _params(KNOWN_CLOSED_JSON))
+def test_never_raises_and_arguments_are_closed_json(case: turns.Case) -> None:
+    _spans, results = cuts(case.id)
+    for cut in results:
+        for mode, msg in (("parse", cut.final), ("partial", cut.partial)):
+            if msg is None:
+                continue
+            assert not isinstance(msg, BaseException), f"{mode} raised {msg!r} at {_show(case.text, cut.pos)}"
+            for call in msg.tool_calls:
+                try:
+                    json.loads(call.arguments)
+                except ValueError:
+                    pytest.fail(f"{mode}: arguments {call.arguments!r} not JSON, {_show(case.text, cut.pos)}")
+
+
+@pytest.mark.parametrize("case", _params(KNOWN_FLAGGED))
+def test_cut_inside_a_call_is_flagged_truncated(case: turns.Case) -> None:
+    """From inside the name to the end of the last argument value, the call is unfinished."""
+    _require_full_parse(case)
+    spans, results = cuts(case.id)
+    assert any(s.kind == "arg" for s in spans), "no argument found in the text"
+    problems: list[str] = []
+    for cut in results:
+        inside = inside_call(spans, cut.pos)
+        if inside is None:
+            continue
+        k, named = inside
+        for mode, msg in (("parse", cut.final), ("partial", cut.partial)):
+            assert isinstance(msg, Message)
+            where = f"{mode}, call {k}, {_show(case.text, cut.pos)}"
+            if not msg.truncated or msg.finish_reason != "truncated":
+                problems.append(f"not truncated ({msg.finish_reason}): {where}")
+            elif named and mode == "parse" and (len(msg.tool_calls) != k + 1 or not msg.tool_calls[k].truncated):
+                problems.append(f"{len(msg.tool_calls)} calls, last not marked truncated: {where}")
+    assert not problems, f"{len(problems)} problems, e.g.\n" + "\n".join(problems[:8])
+
+
+@pytest.mark.parametrize("case", _params(KNOWN_TEXT_KEPT))
+def test_no_text_is_lost(case: turns.Case) -> None:
+    _require_full_parse(case)
+    spans, results = cuts(case.id)
+    problems: list[str] = []
+    for cut in results:
+        msg = cut.final
+        assert isinstance(msg, Message)
+        for s in spans:
+            if cut.pos <= s.start:
+                continue
+            why = _kept(msg, s, case.text[s.start:min(cut.pos, s.end)], whole=cut.pos > s.end)
+            if why:
+                problems.append(f"{why}; {_show(case.text, cut.pos)}")
+    assert not problems, f"{len(problems)} cuts lose text, e.g.\n" + "\n".join(problems[:8])
+
+
+def _kept(msg: Message, s: Span, raw: str, whole: bool) -> str | None:
+    """None when the part ``s`` (written as far as ``raw``) is in the message, else why not."""
+    content, reasoning = (msg.content or "").strip(), (msg.reasoning_content or "").strip()
+    written = raw.strip()
+    if not written:
+        return None
+    if s.kind in ("reasoning", "content"):
+        # reasoning cut before its end marker may come back as content (a delimiter-only format
+        # cannot tell it from an answer): kept either way
+        field = reasoning + "\n" + content if s.kind == "reasoning" else content
+        want = s.value.strip() if whole else written
+        return None if want in field else f"{s.kind} {field[-40:]!r} lacks {want[-40:]!r}"
+    if s.kind == "name":
+        if whole:
+            ok = len(msg.tool_calls) > s.call and msg.tool_calls[s.call].name == s.value
+            return None if ok else f"call {s.call} name {s.value!r} missing"
+        # a half-written name may be dropped, as long as the message says it was cut short
+        ok = written in content or any(written in c.name for c in msg.tool_calls) or msg.truncated
+        return None if ok else f"partial name {written!r} dropped, message not flagged truncated"
+    # arguments
+    if len(msg.tool_calls) <= s.call:
+        return f"call {s.call} missing while its argument {s.key!r} was written"
+    try:
+        args = json.loads(msg.tool_calls[s.call].arguments)
+    except ValueError:
+        return "arguments not JSON"
+    if not isinstance(args, dict) or s.key not in args:
+        return f"argument {s.key!r} missing from {msg.tool_calls[s.call].arguments!r}" if whole or \
+            isinstance(s.value, str) else None
+    got = args[s.key]
+    if whole:
+        same = got.rstrip() == s.value.rstrip() if isinstance(got, str) and isinstance(s.value, str) \
+            else got == s.value
+        return None if same else f"argument {s.key!r} {got!r} != {s.value!r}"
+    if not isinstance(s.value, str):
+        return None   # a number or object cut short may be left out until it is complete
+    part = s.decode(raw).strip()
+    return None if isinstance(got, str) and part in got else f"argument {s.key!r} {got!r} lacks {part!r}"
+
+
+@pytest.mark.parametrize("case", _params(KNOWN_STREAM_PREFIX))
+def test_stream_of_a_prefix_equals_its_parse(case: turns.Case) -> None:
+    _spans, results = cuts(case.id)
+    for cut in results:
+        if cut.streamed is None:
+            continue
+        assert not isinstance(cut.streamed, BaseException), f"stream raised {cut.streamed!r}"
+        assert isinstance(cut.final, Message)
+        assert cut.streamed == cut.final.to_dict(), _show(case.text, cut.pos)
+
+
+def test_cases_cover_every_tool_fixture() -> None:
+    stems = {c.path.stem for c in CASES}
+    assert {"hermes_json", "xml_params", "qwen3_think_json", "mistral_array", "kimi_sections"} <= stems
+
+
+# ---------------------------------------------------------------- minimal reproductions
+def _fixture_request(stem: str, **kwargs: Any) -> Request:
+    tmpl = template(turns.FIXTURES / f"{stem}.jinja")
+    return tmpl.apply([{"role": "user", "content": "hi"}], tools=turns.TOOLS, chat_template_kwargs=kwargs or None)
+
+
+def _json(text: str) -> Any:
+    """Parsed JSON, or the text itself when it is not JSON (so a repro fails by assertion)."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _repro(reason: str) -> Any:
+    return pytest.mark.xfail(strict=True, raises=AssertionError, reason=reason)
+
+
+@_repro(_TAGGED_ARG_PREFIX)
+def test_repro_xml_cut_after_parameter_prefix() -> None:
+    msg = _fixture_request("xml_params").parse("<tool_call>\n<function=get_weather>\n<parameter=")
+    assert [_json(c.arguments) for c in msg.tool_calls] == [{}]   # today: arguments ''
+    assert msg.content is None                                          # today: the call text again
+    assert msg.truncated
+
+
+@_repro(_TAGGED_NAME)
+def test_repro_xml_cut_after_function_name() -> None:
+    msg = _fixture_request("xml_params").parse("<tool_call>\n<function=get_weather>")
+    assert msg.finish_reason == "truncated"                             # today: tool_calls
+
+
+@_repro(_TAGGED_NAME)
+def test_repro_tagged_half_written_name() -> None:
+    msg = _fixture_request("xml_params").parse("<tool_call>\n<function=get_wea")
+    assert msg.truncated                                                # today: call "get_wea", stop
+    assert [c.name for c in msg.tool_calls] in ([], ["get_wea"])
+
+
+@_repro(_NAME_SUFFIX)
+def test_repro_mistral_args_cut_inside_call_id_marker() -> None:
+    msg = _fixture_request("mistral_args").parse("[TOOL_CALLS]get_weather[")
+    assert [c.name for c in msg.tool_calls] == ["get_weather"]          # today: "get_weather["
+    assert all(_json(c.arguments) == {} for c in msg.tool_calls)  # today: ''
+
+
+@_repro("runtime: a tagged string value ending in '<' (a prefix of the value's end marker) loses it at the end")
+def test_repro_xml_value_keeps_trailing_lt() -> None:
+    msg = _fixture_request("xml_params").parse("<tool_call>\n<function=search_docs>\n<parameter=query>\na <")
+    assert _json(msg.tool_calls[0].arguments) == {"query": "a <"}  # today: "a "
+
+
+@_repro(_ID_AFTER_ARGS)
+def test_repro_mistral_array_call_before_its_id() -> None:
+    msg = _fixture_request("mistral_array").parse(
+        '[TOOL_CALLS][{"name": "get_weather", "arguments": {"location": "Paris"}')
+    assert [c.name for c in msg.tool_calls] == ["get_weather"]          # today: no call at all
+    assert _json(msg.tool_calls[0].arguments) == {"location": "Paris"}
+
+
+@_repro("runtime: Python-literal arguments cut short become {} (written arguments lost)")
+def test_repro_python_literal_arguments_cut_short() -> None:
+    msg = _fixture_request("python_dict_args").parse(
+        "<seed:tool_call>{'name': 'get_weather', 'arguments': {'location': 'Paris', ")
+    assert _json(msg.tool_calls[0].arguments) == {"location": "Paris"}   # today: {}
+
+
+@_repro("runtime: output ending inside a reasoning block is not flagged truncated (Message.truncated says it is)")
+def test_repro_cut_inside_reasoning_is_truncated() -> None:
+    msg = _fixture_request("qwen3_think_json").parse("<think>\nLet me think")
+    assert msg.reasoning_content == "Let me think"
+    assert msg.truncated and msg.finish_reason == "truncated"          # today: False, stop
