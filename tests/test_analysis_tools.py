@@ -296,15 +296,10 @@ def test_tool_list_without_calls_has_no_tool_format() -> None:
     assert a.tools.style == "none"
 
 
-@pytest.mark.xfail(strict=True, reason="analysis/capabilities.py: tool_calls looks for the function name anywhere "
-                                       "in the rendering, so the rendered tool list reads as a rendered call")
 def test_tool_list_is_not_a_rendered_call() -> None:
     assert not _listing(tools_first=True).analysis.capabilities.tool_calls
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError,
-                   reason="analysis/tools.py _analyze_tools: one.index(NM, base) raises ValueError when the "
-                          "name only appears in a tool list rendered after the turn")
 def test_tool_list_after_the_conversation() -> None:
     a = _listing(tools_first=False).analysis
     assert a.tools.style == "none"

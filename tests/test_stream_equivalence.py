@@ -46,8 +46,8 @@ KNOWN_PARSE: dict[tuple[str, str], str] = {
         "template writes a string argument as one gemma literal; parsed keys differ",
     ("google-gemma-4-31B-it-interleaved", "escaped_args"):
         "template writes a string argument as one gemma literal; parsed keys differ",
-    ("hfjs-LiquidAI-LFM2.5-VL-450M", "rich_args"): "pythonic call literal with quotes kept as _raw",
-    ("hfjs-LiquidAI-LFM2.5-VL-450M", "tricky_args"): "pythonic call literal: '}' inside a string ends the call",
+    ("hfjs-LiquidAI-LFM2.5-VL-450M", "rich_args"): "template writes quotes inside strings unescaped (ambiguous)",
+    ("hfjs-LiquidAI-LFM2.5-VL-450M", "tricky_args"): "template writes quotes inside strings unescaped (ambiguous)",
     ("mistral-common-v7_image_spm", "escaped_args"): "analysis: HTML-escaped (&#34;) markers; string args",
     **{("ollama-glimmer_chat_template", s): "analysis: reasoning end delimiter taken for a start"
        for s in ("content", "reasoning", "tool", "parallel", "reasoning_tool", "rich_args", "tricky_args")},
