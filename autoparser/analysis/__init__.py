@@ -53,7 +53,11 @@ def _analyze(renderer: Renderer) -> Analysis:
             content = ContentFormat(start=declared["content"][0], end=declared["content"][1])
     tools = ToolFormat()
     if caps.tool_calls:
-        tools, tool_notes = analyze_tools(pr, eot_text, reasoning.end, eot)
+        try:
+            tools, tool_notes = analyze_tools(pr, eot_text, reasoning.end, eot)
+        except (ValueError, IndexError, KeyError) as e:   # a rendering no rule expected: no tool format
+            log.warning("%s: tool analysis failed: %s", renderer.name, e)
+            tools, tool_notes = ToolFormat(), [f"tool analysis failed: {type(e).__name__}: {e}"]
         notes += tool_notes
     if tools.style != "none":
         extra = tool_turn_wrappers(pr, content, tools.section_start or tools.call_start)

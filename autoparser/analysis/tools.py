@@ -288,7 +288,10 @@ def _analyze_tools(pr: Prober, eot_text: str) -> tuple[ToolFormat, list[str]]:
     if NM not in one:
         notes.append("the call name is not rendered")
         return _name_in_id(turns, base, eot_text, notes)
-    name_at = one.index(NM, base)
+    name_at = one.find(NM, base)
+    if name_at < 0:
+        name_at = one.index(NM)
+        base = min(base, name_at)
     obj = find_call_object(one, name_at)
     if obj is not None:
         fmt = _json_style(turns, obj, base, eot_text, notes)
@@ -501,7 +504,9 @@ def _name_in_id(turns: CallTurns, base: int, eot_text: str, notes: list[str]) ->
     swapped = CallTurns(one.replace(IM, NM), turns.two.replace(IM, NM) if turns.two else None,
                         turns.empty, turns.two_args.replace(IM, NM) if turns.two_args else None,
                         turns.content_none, turns.args_string)
-    name_at = swapped.one.index(NM, base)
+    name_at = swapped.one.find(NM, base)
+    if name_at < 0:
+        return ToolFormat(), notes
     fmt = _tagged_style(swapped, name_at, base, eot_text, notes)
     from dataclasses import replace
 
