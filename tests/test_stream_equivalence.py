@@ -34,8 +34,6 @@ CORPUS_CASES = [c for p in turns.corpus_sample() for c in turns.build_cases(p, c
 
 # (template stem, scenario) -> why req.parse(text) does not give the expected message yet.
 KNOWN_PARSE: dict[tuple[str, str], str] = {
-    ("python_dict_args", "escaped_args"):
-        "runtime: python_to_json decodes \\ud83d\\ude00 as two lone surrogates (pyliteral.py)",
     # corpus
     ("Kimi-K3", "escaped_args"): "analysis: string arguments in a typed key wrapper not recognised",
     ("contrapuntal-community-hf-snapshots_froggeric-Qwen-Fixed-Chat-Templates-qwen36-e1eb965", "escaped_args"):
@@ -59,8 +57,6 @@ KNOWN_PARSE: dict[tuple[str, str], str] = {
        for s in ("tool", "parallel", "rich_args", "tricky_args")},
     **{("vllm-tool_chat_template_llama4_pythonic.rev-16eda8c4", s): "pythonic calls without quotes not parsed"
        for s in ("tool", "parallel", "content_tool", "rich_args", "tricky_args")},
-    ("vllm-tool_chat_template_phi4_mini", "escaped_args"):
-        "runtime: python_to_json decodes \\ud83d\\ude00 as two lone surrogates (pyliteral.py)",
 }
 
 # (template stem, scenario) -> why streaming does not reproduce req.parse(text) yet.
@@ -282,9 +278,6 @@ def test_regression_tagged_id_after_arguments() -> None:
     assert merged["tool_calls"][0]["id"] == "abc123XYZ"
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="runtime: python_to_json decodes the escapes of a surrogate pair one by one, "
-                          "leaving two lone surrogates (not encodable as UTF-8)")
 def test_repro_python_literal_surrogate_pair() -> None:
     from autoparser.runtime.pyliteral import python_to_json
 

@@ -11,7 +11,11 @@ reused) and changes only the spellings:
   multi-character quotes (``<|"|>``) holding raw text up to the closing quote;
 * booleans ``true``/``false``/``True``/``False``, null ``null``/``None``;
 * object keys quoted (any quote) or, when ``bare_keys``, bare identifiers;
-* the top-level object may use other brackets and separator (``(k=v)``).
+* the top-level object may use other brackets and separator (``(k=v)``);
+* object members in declared order or sorted by key (templates printing ``|dictsort``);
+* argument literals only (``bare_keys``): values other than strings may also be quoted
+  (functiongemma's ``top_k:<escape>3<escape>``), and the commas between the top-level
+  arguments may be missing, as the parser reads them (a vLLM Gemma 3 template drops them).
 
 minLength/maxLength are not enforced on these strings.
 """
@@ -78,23 +82,30 @@ class LiteralConverter(_Converter):
 
     def typed(self, kind: Any, schema: dict[str, Any], name: str) -> list[str]:
         if kind == "object":
-            return [self.object_expr(schema, name)]
+            return [self.scalar(self.object_expr(schema, name))]
         if kind == "array":
-            return [self.array_expr(schema, name)]
+            return [self.scalar(self.array_expr(schema, name))]
         if kind == "string":
             return [self.string()]
         if kind in ("number", "integer"):
-            return [json_rule(self.b, kind)]
+            return [self.scalar(json_rule(self.b, kind))]
         if kind == "boolean":
-            return [self.boolean()]
+            return [self.scalar(self.boolean())]
         if kind == "null":
-            return [self.null()]
+            return [self.scalar(self.null())]
         return [self.any_value()]
+
+    def scalar(self, expr: str) -> str:
+        """A bare value, or (argument literals) the same quoted: ``<escape>3<escape>``."""
+        if not self.bare_keys:
+            return expr
+        quoted = [_join(literal(q), expr, literal(q)) for q in self.quotes]
+        return "( " + " | ".join([expr, *quoted]) + " )"
 
     # --- objects ------------------------------------------------------------------
 
     def object_expr(self, schema: dict[str, Any], name: str, *, open_: str = "{", close: str = "}",
-                    sep: str = ":") -> str:
+                    sep: str = ":", top: bool = False) -> str:
         """Object with declared properties in order (optional ones in any subset), then extras."""
         props = schema.get("properties") or {}
         required = [k for k in schema.get("required") or [] if isinstance(k, str)]
@@ -107,7 +118,13 @@ class LiteralConverter(_Converter):
         fallback = extra if isinstance(extra, dict) else {}
         slots = [(k, self.kv(k, props.get(k, fallback), name, sep), k in required) for k in keys]
         extra_kv = None if extra is False else self.extra_member(extra, name, sep)
-        return _join(literal(open_), space, self.members(slots, extra_kv, name), literal(close))
+        comma = f'( "," {space} )?' if top and self.bare_keys else f'"," {space}'
+        layouts = [self.members(slots, extra_kv, name, comma)]
+        ordered = sorted(slots, key=lambda slot: slot[0].lower())
+        if ordered != slots:   # templates that print arguments with |dictsort (Gemma 4)
+            layouts.append(self.members(ordered, extra_kv, f"{name}-sorted", comma))
+        body = layouts[0] if len(layouts) == 1 else "( " + " | ".join(layouts) + " )"
+        return _join(literal(open_), space, body, literal(close))
 
     def args_expr(self, schema: Any, name: str, open_: str, close: str, sep: str) -> str:
         """The top-level arguments literal (``{k:v}``, ``(k=v)``) for a tool's parameters."""
@@ -117,7 +134,30 @@ class LiteralConverter(_Converter):
         merged = self.branches(schema)
         if merged is not None and len(merged) == 1 and isinstance(merged[0], dict):
             schema = merged[0]
-        return self.object_expr(schema, name, open_=open_, close=close, sep=sep)
+        return self.object_expr(schema, name, open_=open_, close=close, sep=sep, top=True)
+
+    def members(self, slots: list[tuple[str, str, bool]], extra_kv: str | None, name: str,
+                comma: str = "") -> str:
+        """Members separated by `comma`: required slots always, optional ones in any subset.
+
+        As :meth:`_Converter.members` (everything inline), with a configurable separator.
+        """
+        comma = comma or f'"," {space_rule(self.b)}'
+        n = len(slots)
+        first_required = next((i for i, (_, _, req) in enumerate(slots) if req), n)
+        rest = [""] * (n + 1)
+        if extra_kv:
+            rest[n] = self.b.recursive_rule(f"{name}-additional-rest", lambda r: f"| {comma} {extra_kv} {r}")
+        for j in range(n - 1, 0, -1):
+            _key, kv, req = slots[j]
+            item = f"{comma} {kv}"
+            rest[j] = _join(item if req else f"( {item} )?", rest[j + 1])
+        firsts = [_join(slots[i][1], rest[i + 1]) for i in range(min(first_required + 1, n))]
+        if first_required < n:
+            return _group(firsts)
+        if extra_kv:
+            firsts.append(_join(extra_kv, rest[n]))
+        return f"( {' | '.join(firsts)} )?" if firsts else ""
 
     def kv(self, key: str, schema: Any, name: str, sep: str) -> str:
         """``key sep value`` followed by space."""
@@ -213,9 +253,12 @@ class LiteralConverter(_Converter):
         return " | ".join([obj, arr, self.string(), json_rule(self.b, "number"), self.boolean(), self.null()])
 
 
-def python_value_rule(b: GbnfBuilder, schema: Any, name: str) -> str:
-    """Rule for a Python repr of an instance of `schema` (no trailing space)."""
-    conv = LiteralConverter(b, schema)
+def python_value_rule(b: GbnfBuilder, schema: Any, name: str, root: Any = None) -> str:
+    """Rule for a Python repr (or JSON text) of an instance of `schema` (no trailing space).
+
+    `root` is the document local ``$ref`` pointers resolve against (default: `schema`).
+    """
+    conv = LiteralConverter(b, schema if root is None else root)
     final = b.reserve(name)
     return b.define(final, " | ".join(conv.alts(schema, final)))
 

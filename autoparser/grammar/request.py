@@ -44,7 +44,7 @@ except ImportError:  # Python 3.10
     import sre_parse  # type: ignore[no-redef]
 
 if TYPE_CHECKING:
-    from ..analysis.model import ToolFormat
+    from ..analysis.model import Analysis, ToolFormat
     from ..template import Request
 
 WS_MAX = 32            # whitespace between and before markers
@@ -133,14 +133,40 @@ def strict_objects(schema: Any) -> Any:
 
 
 # ---------------------------------------------------------------- triggers
-def _opener(t: ToolFormat) -> tuple[str, str]:
-    """(the marker that opens the calls, its role) or ("", "") when the calls open with no marker."""
-    for role in ("section_start", "call_start"):
-        if getattr(t, role).strip():
-            return getattr(t, role), role
+@dataclass(frozen=True)
+class _Opener:
+    """How the calls open.
+
+    role: ``section_start``, ``call_start`` (the name prefix follows inside each call),
+    ``call_name`` (call start and name prefix together open each call: the call start alone
+    also opens reasoning or content, as harmony's ``<|channel|>``), ``name_prefix``, or ""
+    when the calls open with no marker. `exact` is the text free content runs up to.
+    """
+
+    marker: str = ""
+    role: str = ""
+    exact: str = ""
+
+
+def _opener(a: Analysis) -> _Opener:
+    t = a.tools
+    if t.section_start.strip():
+        return _Opener(t.section_start, "section_start", mk.tokens(t.section_start)[0])
+    if t.call_start.strip():
+        if t.name_prefix.strip() and t.id_position != "before_name" and _collides(t.call_start, a):
+            both = t.call_start + " " + t.name_prefix
+            return _Opener(both, "call_name", (t.call_start + t.name_prefix).strip())
+        return _Opener(t.call_start, "call_start", mk.tokens(t.call_start)[0])
     if t.style == "tagged" and t.name_prefix.strip():
-        return t.name_prefix, "name_prefix"
-    return "", ""
+        return _Opener(t.name_prefix, "name_prefix", mk.tokens(t.name_prefix)[0])
+    return _Opener()
+
+
+def _collides(call_start: str, a: Analysis) -> bool:
+    """The call start's first piece also begins a reasoning or content marker."""
+    first = mk.tokens(call_start)[0]
+    others = [a.reasoning.start, a.content.start, *getattr(a.content, "in_tool_turns", ())]
+    return any(o.strip().startswith(first) or first.startswith(o.strip()) for o in others if o.strip())
 
 
 def _needs_lookahead(opener: str) -> bool:
@@ -151,22 +177,21 @@ def _needs_lookahead(opener: str) -> bool:
 
 def _trigger(req: Request, plan: _Plan) -> dict[str, str]:
     t = req.analysis.tools
-    opener, _role = _opener(t)
+    op = _opener(req.analysis)
     names = "|".join(re.escape(n) for n in plan.names)
-    if not opener:
+    if not op.role:
         if t.style == "json":
             if t.json is not None and t.json.name_is_key:
                 return {"type": "pattern", "value": r"\{\s*\"(?:" + names + r")\"\s*:"}
             return {"type": "pattern", "value": req.spec.json_trigger or r"\{\s*\""}
         return {"type": "pattern", "value": "(?:" + names + ")" + (r"\s*" + mk.pattern(t.name_suffix)
                                                                    if t.name_suffix.strip() else "")}
-    pieces = mk.tokens(opener)
-    first = pieces[0]
+    first = mk.tokens(op.marker)[0]
     strong = any(ch in first for ch in "<>[]|｜") and len(first) >= 4 and not re.search(r"\d|\x03", first)
-    if strong and not _needs_lookahead(opener):
+    if strong and op.role != "call_name" and not _needs_lookahead(op.marker):
         return {"type": "word", "value": first}
-    value = mk.pattern(opener)
-    if _needs_lookahead(opener):
+    value = mk.pattern(op.marker)
+    if _needs_lookahead(op.marker):
         head = r"\{\s*[\"']" if t.style == "json" else (
             (mk.pattern(t.call_start) + r"\s*" if t.call_start.strip() else "")
             + (mk.pattern(t.name_prefix) if t.name_prefix.strip() else "") + "(?:" + names + ")")
@@ -202,6 +227,7 @@ class _Grammar:
         self.plan = plan
         self.a = req.analysis
         self.t: ToolFormat = req.analysis.tools
+        self.op = _opener(req.analysis)
         self.b = GbnfBuilder()
         self.ws = self.b.rule("ws", f"[ \\t\\n\\r]{{0,{WS_MAX}}}")
         eos = req.template.renderer.eos_token
@@ -236,6 +262,17 @@ class _Grammar:
             return ""
         return self.b.rule(role, f" {self.ws} ".join(_piece_expr(p) for p in pieces))
 
+    def spelled(self, m: str) -> str:
+        """Marker `m` inline, one character class per character (pieces joined by ``ws``).
+
+        For a marker that starts an optional branch next to free text: llguidance lexes a
+        literal greedily and cannot back off to the free text after a near miss
+        (``<|tool_response>`` after a Gemma call looks like ``<|tool_call>`` for 7 bytes);
+        single characters keep both branches alive. The language is the same.
+        """
+        pieces = [" ".join(char_class([c]) for c in p) for p in mk.tokens(m)]
+        return f" {self.ws} ".join(pieces)
+
     def lead(self, role: str, m: str) -> str:
         """``ws MARKER`` (whitespace before a marker is the marker's), or "" when blank."""
         rule = self.marker(role, m)
@@ -248,11 +285,16 @@ class _Grammar:
         return _join(self.b.string_until(pieces[0]), _join(self.ws, rest) if rest else "")
 
     def split_stop(self, m: str) -> tuple[str, str]:
-        """(the part of a closing marker before an end-of-turn marker, the rest)."""
-        cuts = [i for i in (m.find(s) for s in self.stops) if i >= 0]
-        if not cuts:
-            return m, ""
-        return m[:min(cuts)], m[min(cuts):]
+        """(a closing marker without the end-of-turn markers it ends with, those markers).
+
+        The server stops at an end-of-turn marker, so the grammar cannot require it.
+        """
+        head = m.rstrip()
+        while True:
+            stop = next((s for s in self.stops if head.endswith(s)), None)
+            if stop is None:
+                return head, m[len(head):]
+            head = head[: len(head) - len(stop)].rstrip()
 
     # --- reasoning, content, answer ---------------------------------------------------
 
@@ -269,14 +311,13 @@ class _Grammar:
             return ""
         if not r.start.strip():
             return f"( {self.b.rule('reasoning', self.through('reasoning-end', r.end))} )?"
-        start = self.lead("reasoning-start", r.start)
+        start = _join(self.ws, self.spelled(r.start))
         return f"( {self.b.rule('reasoning', _join(start, self.through('reasoning-end', r.end)))} )?"
 
     def content(self) -> str:
         """Free content before a forced call, through the calls' first marker piece."""
-        opener, _ = _opener(self.t)
-        if opener:
-            return self.b.rule("content", self.b.string_until(mk.tokens(opener)[0]))
+        if self.op.role:
+            return self.b.rule("content", self.b.string_until(self.op.exact))
         if self.t.style == "json":
             return self.b.rule("content", self.b.until("{"))   # marker-less JSON: text with no "{"
         return self.ws
@@ -286,13 +327,17 @@ class _Grammar:
 
         A section end with no section start (Gemma 4's ``<|tool_response>``) is part of it.
         """
-        t = self.t
-        opener, _ = _opener(t)
-        if opener:
-            return self.b.rule("tail", self.b.until(mk.tokens(opener)[0]))
+        t, op = self.t, self.op
+        if op.role == "section_start" and not self.split_stop(t.section_end)[0].strip() and t.call_start.strip():
+            # the section has no end to require: the tail must not open another call either
+            return self.b.rule("tail", self.b.until(mk.tokens(t.call_start)[0]))
+        if op.role:
+            return self.b.rule("tail", self.b.until(op.exact))
+        stops = " | ".join(literal(s) for s in self.stops)
+        after = f"( {stops} {self.ws} )?" if stops else ""   # an end of turn the server did not cut
         if t.section_end.strip() and not t.section_start.strip():
-            return _join(f"( {self.lead('section-end', t.section_end)} )?", self.ws)
-        return self.ws
+            return _join(f"( {self.lead('section-end', t.section_end)} )?", self.ws, after)
+        return _join(self.ws, after)
 
     def answer(self) -> str:
         """A JSON answer for response_format, bare, fenced or in the content markers."""
@@ -324,50 +369,56 @@ class _Grammar:
     # --- calls -----------------------------------------------------------------------
 
     def calls(self, first: str | None) -> str:
-        """The calls from their opener; with `first`, from free content through the opener's first piece."""
-        t, b = self.t, self.b
-        opener, role = _opener(t)
-        rest = " ".join(mk.tokens(opener)[1:])
-        body = b.rule("call-body", " | ".join(self.call_body(n) for n in self.plan.names))
+        """The calls from their opener; with `first`, from free content through ``op.exact``."""
+        t, b, op = self.t, self.b, self.op
+        rest = self.opener_rest()
+        # inline alternatives: a named rule made only of terminals becomes one llguidance lexeme,
+        # which would hide a shorter competing lexeme (see _ordered)
+        body = b.rule("call-body", " | ".join(f"( {self.call_body(n)} )" for n in self.plan.names))
         per_call = ""
-        if role == "name_prefix":
-            per_call = self.marker("name-prefix", t.name_prefix)
+        if op.role in ("name_prefix", "call_name"):
+            per_call = op.marker
         elif t.call_start.strip():
-            per_call = self.marker("call-start", t.call_start)
-        one = b.rule("call", _join(per_call, self.ws, body) if per_call else body)
+            per_call = t.call_start
+        # outside a section the free tail competes with the next call: spell its markers out
+        # (inside one the section end, a literal, competes: keep literals there)
+        loose = op.role != "section_start" or not self.split_stop(t.section_end)[0].strip()
+        opener = (self.spelled(per_call) if loose else self.marker("call-start", per_call)) if per_call else ""
+        one = b.rule("call", _join(opener, self.ws, body) if opener else body)
         head = one
-        if first is not None:
-            if role in ("call_start", "name_prefix"):
-                head = b.rule("first-call", _join(first, self.lead(f"{role.replace('_', '-')}-rest", rest),
-                                                  self.ws, body))
-            elif not role:
-                head = _join(first, one)
+        if first is not None and loose:
+            head = b.rule("first-call", _join(first, rest, self.ws, body) if op.role else _join(first, one))
         more = ""
         if self.plan.parallel:
-            item = _join(self.lead("call-separator", t.separator), self.ws, one)
+            sep = _join(self.ws, self.spelled(t.separator)) if loose and t.separator.strip() \
+                else self.lead("call-separator", t.separator)
+            item = _join(sep, self.ws, one)
             more = b.recursive_rule("more-calls", lambda r: f"| {item} {r}")
         seq = _join(head, more)
-        if role != "section_start":
+        if op.role != "section_start":
             return seq
-        start = self.marker("section-start", t.section_start)
-        if first is not None:
-            start = _join(first, self.lead("section-start-rest", rest))
+        start = self.marker("section-start", t.section_start) if first is None else _join(first, rest)
         close = self.lead("section-end", self.split_stop(t.section_end)[0])
         return b.rule("tool-calls", _join(start, self.ws, seq, close))
 
+    def opener_rest(self) -> str:
+        """The opener after ``op.exact`` (what follows free content in required mode)."""
+        op = self.op
+        if op.role == "call_name" or not op.role:
+            return ""
+        return self.lead("opener-rest", " ".join(mk.tokens(op.marker)[1:]))
+
     def call_body(self, tool: str) -> str:
-        """One call of `tool` after its per-call opener (starting with no whitespace)."""
+        """One call of `tool` after its per-call opener (starting with no whitespace), inline."""
         t = self.t
-        name = sanitize_name(tool)
         close = _join(self.lead_closing("call-close", t.call_close), self.lead_closing("call-end", t.call_end))
         if t.style == "json" and t.json is not None:
-            return self.b.rule(f"{name}-call", _join(self.json_call(tool), close))
-        _marker, role = _opener(t)
+            return _join(self.json_call(tool), close)
         parts = []
-        if role != "name_prefix" and t.name_prefix.strip():
-            parts += [self.marker("name-prefix", t.name_prefix), self.ws]
         if t.id_position == "before_name":
             parts += [self.id_part(), self.ws]
+        if self.op.role not in ("name_prefix", "call_name") and t.name_prefix.strip():
+            parts += [self.marker("name-prefix", t.name_prefix), self.ws]
         parts += [self.name_expr(tool), self.lead("name-suffix", t.name_suffix)]
         if t.id_position == "after_name":
             parts += [self.ws, self.id_part()]
@@ -375,7 +426,7 @@ class _Grammar:
         if t.id_position == "after_args":
             parts += [self.ws, self.id_part()]
         parts.append(close)
-        return self.b.rule(f"{name}-call", _join(*parts))
+        return _join(*parts)
 
     def lead_closing(self, role: str, m: str) -> str:
         """A closing marker; the part from an end-of-turn marker on is optional."""
@@ -414,8 +465,7 @@ class _Grammar:
         assert layout is not None
         space = space_rule(self.b)
         if layout.name_is_key:
-            body = _join('"{"', space, self.key_expr(tool), space, '":"', space, self.args_value(tool), space, '"}"')
-            return self.b.rule(f"{sanitize_name(tool)}-object", body)
+            return _join('"{"', space, self.key_expr(tool), space, '":"', space, self.args_value(tool), space, '"}"')
         roles: dict[str, tuple[str, ...]] = {"name": tuple(layout.name_path), "args": tuple(layout.args_path)}
         if layout.id_path:
             roles["id"] = tuple(layout.id_path)
@@ -438,7 +488,11 @@ class _Grammar:
         return args
 
     def json_object(self, tool: str, roles: dict[str, tuple[str, ...]], depth: int) -> str:
-        """An object holding the members at `depth` of the role paths, in any order."""
+        """An object holding the members at `depth` of the role paths, in any order (inline).
+
+        Up to MAX_EXTRA_MEMBERS other members may come first and after each known one
+        (Phi-4's ``"type": "function"``).
+        """
         space = space_rule(self.b)
         members: dict[str, str] = {}
         for role, path in roles.items():
@@ -449,12 +503,15 @@ class _Grammar:
                 inner = {r: p for r, p in roles.items() if len(p) > depth + 1 and p[depth] == key}
                 members[key] = self.json_object(tool, inner, depth + 1)
         kvs = [_join(self.key_expr(k), space, '":"', space, v, space) for k, v in members.items()]
-        extra = self.extra_member(list(members))
-        before = f'( {extra} "," {space} ){{0,{MAX_EXTRA_MEMBERS}}}'
-        after = f'( "," {space} {extra} ){{0,{MAX_EXTRA_MEMBERS}}}'
+        if "name" in roles and len(roles["name"]) == depth + 1:
+            # the name member is the same in every order: one rule (it starts with its own key)
+            i = list(members).index(roles["name"][depth])
+            kvs[i] = self.b.rule(f"{sanitize_name(tool)}-name", kvs[i])
+        extra = self.extra_member([k for k in members])
+        before = self.b.rule("lead-members", f'( {extra} "," {space} ){{0,{MAX_EXTRA_MEMBERS}}}')
+        after = self.b.rule("more-members", f'( "," {space} {extra} ){{0,{MAX_EXTRA_MEMBERS}}}')
         orders = [f' "," {space} '.join(f"{kv} {after}" for kv in perm) for perm in itertools.permutations(kvs)]
-        base = f"{sanitize_name(tool)}-object" + ("" if depth == 0 else f"-{depth}")
-        return self.b.rule(base, _join('"{"', space, before, _group(orders), '"}"'))
+        return _join('"{"', space, before, _group(orders), '"}"')
 
     def extra_member(self, keys: list[str]) -> str:
         """A member whose key is none of `keys`, with any value."""
@@ -498,32 +555,57 @@ class _Grammar:
         props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
         required = [k for k in schema.get("required") or [] if isinstance(k, str)]
         slots: list[tuple[str, bool]] = []
-        for key in [*props, *(k for k in required if k not in props)]:
-            value = schema_value_rule(self.b, props.get(key, {}), f"{name}-{key}-value", raw,
-                                      closing=closing, pad=self.ws)
-            item = _join(prefix, self.ws, literal(key), key_suffix, value, end_rest)
-            slots.append((self.b.rule(f"{name}-{key}-arg", item), key in required))
+        keys = [*props, *(k for k in required if k not in props)]
+        for key in keys:
+            prop = props.get(key, {})
+            if _structured(prop) and closing:
+                # objects and lists: JSON, or the Python repr a template prints with |string
+                value = _join(self.ws, python_value_rule(self.b, prop, f"{name}-{key}-value", root=schema),
+                              self.ws, literal(closing))
+            else:
+                value = schema_value_rule(self.b, prop, f"{name}-{key}-value", raw, closing=closing, pad=self.ws)
+            slots.append((_join(prefix, self.ws, literal(key), key_suffix, value, end_rest), key in required))
         if not props and schema.get("additionalProperties", True) is not False:
             # free-form arguments: any key, any raw value
             key_text = self.through("arg-key-suffix", ta.key_suffix) if ta.key_suffix.strip() else self.ws
             value = schema_value_rule(self.b, {}, "any-value", raw, closing=closing, pad=self.ws)
             item = self.b.rule("any-arg", _join(prefix, key_text, value, end_rest))
             return self.b.recursive_rule("any-args", lambda r: f"| {item} {r}")
-        return _ordered(self.b, slots, self.lead("arg-separator", ta.separator), f"{name}-args")
+        sep = self.lead("arg-separator", ta.separator)
+        layouts = [_ordered(slots, sep)]
+        by_key = [slot for _key, slot in sorted(zip(keys, slots, strict=False), key=lambda ks: ks[0].lower())]
+        if by_key != slots:   # templates that print arguments with |dictsort
+            layouts.append(_ordered(by_key, sep))
+        return layouts[0] if len(layouts) == 1 else "( " + " | ".join(layouts) + " )"
 
 
-def _ordered(b: GbnfBuilder, slots: list[tuple[str, bool]], sep: str, name: str) -> str:
-    """Items in order, optional ones may be missing, `sep` between two present ones."""
+def _structured(schema: Any) -> bool:
+    """An object or array schema (possibly nullable), by its type or keywords."""
+    if not isinstance(schema, dict):
+        return False
+    kind = schema.get("type")
+    kinds = set(kind) if isinstance(kind, list) else {kind} if isinstance(kind, str) else set()
+    if not kinds:
+        return bool({"properties", "items", "prefixItems"} & set(schema))
+    return bool(kinds & {"object", "array"}) and kinds <= {"object", "array", "null"}
+
+
+def _ordered(slots: list[tuple[str, bool]], sep: str) -> str:
+    """Items in order, optional ones may be missing, `sep` between two present ones.
+
+    Everything stays inline: a named rule made only of terminals becomes one llguidance
+    lexeme, and a lexeme such as ``ws "<parameter=" ws "top_k" ...`` (an optional integer
+    argument) would outrun, then hide, the shorter ``ws`` of the argument that is there.
+    """
     if not slots:
         return ""
     if not sep:
-        return " ".join(item if req else f"{item}?" for item, req in slots)
+        return " ".join(item if req else f"( {item} )?" for item, req in slots)
     n = len(slots)
     rest = [""] * (n + 1)
     for j in range(n - 1, 0, -1):
         item, req = slots[j]
-        expr = _join(f"{sep} {item}" if req else f"( {sep} {item} )?", rest[j + 1])
-        rest[j] = b.rule(f"{name}-rest-{j}", expr)
+        rest[j] = _join(f"{sep} {item}" if req else f"( {sep} {item} )?", rest[j + 1])
     firsts = []
     for i, (item, req) in enumerate(slots):
         firsts.append(_join(item, rest[i + 1]))

@@ -388,8 +388,10 @@ class _Converter:
     def members(self, slots: list[tuple[str, str, bool]], extra_kv: str | None, name: str) -> str:
         """Comma-separated members: required slots always, optional ones in any subset.
 
-        rest[j] matches the members from slot j on, after something was emitted; it
-        becomes a rule only when referenced twice (so all-required objects stay flat).
+        rest[j] matches the members from slot j on, after something was emitted. It stays
+        inline: as a rule made only of terminals, llguidance would lex it as one regex
+        starting with "," that greedily hides the "," of an earlier optional member
+        (``{"a": 1, "b": 2, "c": 3}`` with three optional integers was rejected).
         """
         space, n = space_rule(self.b), len(slots)
         first_required = next((i for i, (_, _, req) in enumerate(slots) if req), n)
@@ -397,10 +399,10 @@ class _Converter:
         if extra_kv:
             rest[n] = self.b.recursive_rule(f"{name}-additional-rest", lambda r: f'| "," {space} {extra_kv} {r}')
         for j in range(n - 1, 0, -1):
-            key, kv, req = slots[j]
+            _key, kv, req = slots[j]
             item = f'"," {space} {kv}'
             expr = _join(item if req else f"( {item} )?", rest[j + 1])
-            rest[j] = self.b.rule(f"{name}-{key}-rest", expr) if 2 <= j <= first_required + 1 else expr
+            rest[j] = expr
         firsts = [_join(slots[i][1], rest[i + 1]) for i in range(min(first_required + 1, n))]
         if first_required < n:
             return _group(firsts)

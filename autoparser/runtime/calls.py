@@ -185,29 +185,49 @@ class JsonCallReader(CallReader):
         self.args.push(sc, start, stop)
 
     def truncate(self) -> None:
+        sc = self.scanner
+        if self.name is None and self.layout.name_is_key and len(sc.keys) == 1 and isinstance(sc.keys[0], str):
+            self.name = sc.keys[0]   # '{"get_weather"' or '{"get_weather":': the key is the name
+            self._args_path = (self.name,)
+        if self.index is None and self.name is not None:
+            self.index = self.engine.call_header(self.name, "")
+            self.args = _ArgsStream(self.engine, self.index)
         if self.index is None or self.args is None:
             return
         sc = self.scanner
+        self.engine.msg.tool_calls[self.index].truncated = True
         span = sc.spans.get(getattr(self, "_args_path", ()))
         if span is None:
             if not self.engine.has_args(self.index):
                 self.engine.call_args(self.index, "{}")
-            self.engine.msg.tool_calls[self.index].truncated = True
             return
-        if span[1] >= 0:
+        if span[1] >= 0:   # the arguments were complete: send what was held back
+            raw = sc.text[span[0]:span[1]]
+            if raw[:1] in "\"'" or self.fmt.python_literals:
+                if not self.engine.has_args(self.index):
+                    self.engine.call_args(self.index, _args_text(raw, self.fmt.python_literals))
+            else:
+                self.args.push(sc, span[0], span[1])
             return
         if sc.text[span[0]] in "\"'" or self.fmt.python_literals:
-            self.engine.call_args(self.index, "{}")
+            raw = sc.text[span[0]:sc.commit] + _closing_within(sc, len(self._args_path))
+            self.engine.call_args(self.index, _args_text(raw, self.fmt.python_literals) if raw.strip() else "{}")
         else:
             self.args.push(sc, span[0], None)
             self.engine.call_args(self.index, _closing_within(sc, len(self._args_path)))
         self.engine.msg.tool_calls[self.index].truncated = True
 
 
+def _cut_marker(pat: regex.Pattern[str], buf: str, at: int) -> bool:
+    """The output ends inside this marker."""
+    m = pat.match(buf, at, partial=True)
+    return m is not None and m.partial
+
+
 def _closing_within(sc: JsonScanner, depth: int) -> str:
     """Closers for the containers opened inside the member at ``depth``."""
     inner = sc.closers[depth:]
-    return ('"' if sc.commit_in_string else "") + "".join(reversed(inner))
+    return (sc._quote if sc.commit_in_string else "") + "".join(reversed(inner))
 
 
 def _args_text(raw: str, python: bool) -> str:
@@ -268,7 +288,7 @@ class TaggedCallReader(CallReader):
             # the arguments themselves end the name: "call:NAME{...", "NAME(...", "NAME\n{...}"
             opener = fmt.literal.open if fmt.args == "literal" and fmt.literal else "{"
             stop_src.append(regex.escape(opener))
-        self.p_name_stop = regex.compile("|".join(stop_src)) if stop_src else None
+        self.p_name_stop = mk.compile_source("|".join(stop_src)) if stop_src else None
 
     # -------------------------------------------------------------- phases
     def step(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
@@ -282,7 +302,8 @@ class TaggedCallReader(CallReader):
     def _name_prefix(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
         self.header_start = _skip_ws(buf, pos)
         st, end = mk.match_here(self.p_name_prefix, buf, pos, final)
-        if st == "more":
+        if st == "more" or (final and self.p_name_prefix is not None and _cut_marker(
+                self.p_name_prefix, buf, self.header_start)):
             return "more", pos
         if st == "no":
             return "bad", pos
@@ -297,7 +318,7 @@ class TaggedCallReader(CallReader):
             return "next", pos
         m = self.p_id_suffix.search(buf, pos, partial=not final)
         if m is None or m.partial:
-            if final or len(buf) - pos > 256:
+            if not final and len(buf) - pos > 256:
                 return "bad", pos
             return "more", pos
         self.call_id = buf[pos:m.start()].strip()
@@ -307,19 +328,16 @@ class TaggedCallReader(CallReader):
     def _name(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
         i = _skip_ws(buf, pos)
         if self.p_name_stop is not None:
-            m = self.p_name_stop.search(buf, i, partial=not final)
-            if m is None or m.partial:
-                if not final:
-                    if len(buf) - i > 256:
-                        return "bad", pos
-                    return "more", pos
-                end = len(buf)
-            else:
-                end = m.start()
+            m = self.p_name_stop.search(buf, i, partial=True)
+            if m is None or (m.partial and not final):
+                if not final and len(buf) - i > 256:
+                    return "bad", pos
+                return "more", pos   # at the end of the output: the name may be cut
+            end = m.start()   # at the end, a cut marker after the name still ends it
         else:
             m = _NAME.match(buf, i)
-            if m is None or (m.end() == len(buf) and not final):
-                return ("more", pos) if not final else ("bad", pos)
+            if m is None or m.end() == len(buf):
+                return ("bad", pos) if m is None and i < len(buf) else ("more", pos)
             end = m.end()
         name = buf[i:end].strip()
         if not name or len(name) > 256 or any(c in name for c in "\n<>{}"):
@@ -335,7 +353,8 @@ class TaggedCallReader(CallReader):
 
     def _name_suffix(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
         st, end = mk.match_here(self.p_name_suffix, buf, pos, final)
-        if st == "more":
+        if st == "more" or (final and st == "no" and self.p_name_suffix is not None
+                            and _cut_marker(self.p_name_suffix, buf, _skip_ws(buf, pos))):
             return "more", pos
         if st == "no" and self.fmt.name_suffix.strip():
             # tolerate a missing suffix only when what follows is clearly the arguments
@@ -353,7 +372,8 @@ class TaggedCallReader(CallReader):
 
     def _read_id(self, buf: str, pos: int, final: bool, then: str) -> tuple[str, int]:
         st, end = mk.match_here(self.p_id_prefix, buf, pos, final)
-        if st == "more":
+        if st == "more" or (final and st == "no" and self.p_id_prefix is not None
+                            and _cut_marker(self.p_id_prefix, buf, _skip_ws(buf, pos))):
             return "more", pos
         if st == "no":
             self.phase = then
@@ -361,9 +381,7 @@ class TaggedCallReader(CallReader):
         if self.p_id_suffix is not None:
             m = self.p_id_suffix.search(buf, end, partial=not final)
             if m is None or m.partial:
-                if final:
-                    return "bad", pos
-                return "more", pos
+                return "more", pos   # the id, or the marker after it, is still being written
             self.call_id = buf[end:m.start()].strip()
             self.phase = then
             return "next", m.end()
@@ -396,7 +414,7 @@ class TaggedCallReader(CallReader):
         i = _skip_ws(buf, pos)
         if self.fmt.args == "literal" and self.fmt.literal is not None:
             if i == len(buf):
-                return ("more", pos) if not final else ("done", pos)
+                return "more", pos
             if not buf.startswith(self.fmt.literal.open, i):
                 self._args("{}")
                 self.phase = "close"
@@ -406,7 +424,7 @@ class TaggedCallReader(CallReader):
             self.phase = "literal_args"
             return "next", i
         if i == len(buf):
-            return ("more", pos) if not final else ("done", pos)
+            return "more", pos
         if buf[i] not in "{[":
             # no arguments object: an empty call, then its close
             self._args("{}")
@@ -477,12 +495,17 @@ class TaggedCallReader(CallReader):
 
     # ------------------------------------------------------ tagged arguments
     def _arg(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        if _skip_ws(buf, pos) == len(buf):
+            return "more", pos   # the next argument or the close is still to come
         if self.nargs and self.p_arg_sep is not None:
             st, end = mk.match_here(self.p_arg_sep, buf, pos, final)
             if st == "more":
                 return "more", pos
             if st == "match":
                 pos = end
+        at = _skip_ws(buf, pos)
+        if final and any(p is not None and _cut_marker(p, buf, at) for p in (self.p_arg_prefix, self.p_close)):
+            return "more", pos   # the output ends inside the next argument's marker or the close
         st, end = mk.match_here(self.p_arg_prefix, buf, pos, final)
         if st == "more":
             return "more", pos
@@ -506,7 +529,7 @@ class TaggedCallReader(CallReader):
     def _arg_key(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
         m = self.p_key_suffix.search(buf, pos, partial=not final) if self.p_key_suffix else None
         if m is None or m.partial:
-            if final or len(buf) - pos > 512:
+            if not final and len(buf) - pos > 512:
                 return "bad", pos
             return "more", pos
         key = buf[pos:m.start()].strip()
@@ -542,9 +565,14 @@ class TaggedCallReader(CallReader):
     def _arg_value(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
         m = self.p_value_end.search(buf, pos, partial=not final) if self.p_value_end else None
         if m is None:
+            tail = buf[pos:]
             if final:
-                return "more", len(buf)
-            self._value_chunk(buf[pos:])
+                cut = self._cut_end(self._held_nl + tail)   # the held newline may start the cut marker
+                if cut > len(tail):
+                    self._held_nl, tail = "", ""
+                else:
+                    tail = tail[: len(tail) - cut]
+            self._value_chunk(tail, last=final)
             return "more", len(buf)
         self._value_chunk(buf[pos:m.start()])
         if m.partial:
@@ -553,7 +581,7 @@ class TaggedCallReader(CallReader):
         self.phase = "arg"
         return "next", m.end()
 
-    def _value_chunk(self, text: str) -> None:
+    def _value_chunk(self, text: str, last: bool = False) -> None:
         if not text:
             return
         ta = self.fmt.tagged
@@ -565,7 +593,7 @@ class TaggedCallReader(CallReader):
             self._value_first = False
         text = self._held_nl + text
         self._held_nl = ""
-        if ta is not None and ta.value_end.startswith("\n") and text.endswith("\n"):
+        if not last and ta is not None and ta.value_end.startswith("\n") and text.endswith("\n"):
             self._held_nl = "\n"
             text = text[:-1]
         if self.value_is_string:
@@ -573,6 +601,21 @@ class TaggedCallReader(CallReader):
                 self._args(_escape(text)[1:-1])
         else:
             self.value_parts.append(text)
+
+    def _cut_end(self, text: str) -> int:
+        """Length of a value-end marker cut off at the end of ``text`` (0 if none).
+
+        Only a tail that starts the marker as rendered (``"\n</para"``) is the cut
+        marker; ``"a </"`` without the newline stays text.
+        """
+        end = self.fmt.tagged.value_end if self.fmt.tagged else ""
+        if not end.strip():
+            return 0
+        for k in range(min(len(text), len(end)), 0, -1):
+            tail = text[-k:]
+            if end.startswith(tail):
+                return k
+        return 0
 
     def _value_done(self) -> None:
         if self.value_is_string:
@@ -591,10 +634,10 @@ class TaggedCallReader(CallReader):
             if self.phase in ("name_prefix", "id_first", "name"):
                 return
             self._announce()
-            if not self.engine.has_args(self.index) and self.phase in ("name_suffix", "id_after"):
-                self._args("{}")
-                self.engine.msg.tool_calls[self.index].truncated = True
-                return
+        if self.phase in ("name_suffix", "id_after", "args_begin") and not self.engine.has_args(self.index):
+            self._args("{}")
+            self.engine.msg.tool_calls[self.index].truncated = True
+            return
         if self.phase == "literal_args":
             lit = self.fmt.literal
             try:
@@ -604,7 +647,8 @@ class TaggedCallReader(CallReader):
                 self._args("{}")
         elif self.phase == "json_args" and self.scanner is not None and self.args is not None:
             if self.scanner.python:
-                self._args("{}")
+                raw = self.scanner.text[:self.scanner.commit] + self.scanner.closing()
+                self._args(_args_text(raw, True) if raw.strip() else "{}")
             else:
                 self.args.push(self.scanner, 0, None)
                 self._args(self.scanner.closing())

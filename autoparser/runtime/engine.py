@@ -110,8 +110,8 @@ class Engine:
         if s.extract_reasoning and s.reasoning_end:
             named.append(("rend", mk.pattern(s.reasoning_end)))
         self._content_pat = mk.compile_any(named)
-        self._content_alts = [regex.compile(src) for _, src in named if src]
-        self._tool_alts = [(n, regex.compile(src)) for n, src in named if src and n.startswith("t")]
+        self._content_alts = [mk.compile_source(src) for _, src in named if src]
+        self._tool_alts = [(n, mk.compile_source(src)) for n, src in named if src and n.startswith("t")]
         rnamed = [("rend", mk.pattern(s.reasoning_end))] if s.reasoning_end else []
         # a model that opens its tool calls without closing its reasoning: the calls end it
         self._rend_pat = mk.compile_any(rnamed)
@@ -426,9 +426,14 @@ class Engine:
             return
         self._call = None
         if status == "bad":
+            self.state = "content"
+            if getattr(reader, "index", None) is not None:
+                # the call was announced: close it, and what follows is content again
+                reader.truncate()
+                self.warn("tool call broke off; its arguments were closed and the rest kept as content")
+                return
             # the text did not fit the format: keep it as content
             self.warn("tool call did not match the format; kept as content")
-            self.state = "content"
             self._content(self.buf[reader.origin:self.pos], raw=True)
             return
         t = self.spec.tools
@@ -448,10 +453,17 @@ class Engine:
 
     def _close_all(self) -> None:
         if self._call is not None and not isinstance(self._call, _Closing):
-            self._call.truncate()
+            reader = self._call
+            reader.truncate()
             self.msg.truncated = True
             self.warn("output ended inside a tool call", malformed=False)
             self._call = None
+            if getattr(reader, "index", 0) is None:
+                # never announced: its text stays in the message as content
+                self.pos = min(self.pos, reader.origin)
+        elif self.state == "reasoning":
+            self.msg.truncated = True
+            self.warn("output ended inside the reasoning block", malformed=False)
         rest = self.buf[self.pos:]
         if rest.strip():
             self._content(rest, raw=True)

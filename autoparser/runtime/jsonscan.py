@@ -69,7 +69,7 @@ class JsonScanner:
 
     def closing(self) -> str:
         """Text that closes every open string and container after the commit point."""
-        return ('"' if self.commit_in_string else "") + "".join(reversed(self.closers))
+        return (self._quote if self.commit_in_string else "") + "".join(reversed(self.closers))
 
     def value(self, path: tuple[object, ...]) -> str | None:
         """Raw text of the complete member at ``path``, or None."""

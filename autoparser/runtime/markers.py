@@ -9,6 +9,7 @@ that is the only text a stream parser holds back.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 
 import regex
@@ -46,12 +47,18 @@ def pattern(marker: str) -> str:
 def compile_any(named: Iterable[tuple[str, str]]) -> regex.Pattern[str] | None:
     """One alternation over ``(group_name, regex_source)`` pairs; None when all are empty."""
     parts = [f"(?P<{name}>{src})" for name, src in named if src]
-    return regex.compile("|".join(parts)) if parts else None
+    return compile_source("|".join(parts)) if parts else None
 
 
 def compile_marker(marker: str) -> regex.Pattern[str] | None:
     src = pattern(marker)
-    return regex.compile(src) if src else None
+    return compile_source(src) if src else None
+
+
+@functools.lru_cache(maxsize=4096)
+def compile_source(src: str) -> regex.Pattern[str]:
+    """Compiled once per process: requests for the same template reuse their patterns."""
+    return regex.compile(src)
 
 
 def match_here(pat: regex.Pattern[str] | None, text: str, pos: int, final: bool) -> tuple[str, int]:

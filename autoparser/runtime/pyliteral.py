@@ -5,6 +5,41 @@ from __future__ import annotations
 import json
 
 _WORDS = {"True": "true", "False": "false", "None": "null"}
+_JSON_ESCAPES = set('"\\/bfnrtu')
+
+
+def _string(text: str, i: int, quote: str) -> tuple[str, int]:
+    """The JSON form of the quoted string starting at ``text[i]``; escapes stay escapes.
+
+    Keeping ``\\ud83d\\ude00`` as written lets ``json.loads`` join the surrogate pair.
+    """
+    out = ['"']
+    j, n = i + 1, len(text)
+    while j < n and text[j] != quote:
+        ch = text[j]
+        if ch == "\\" and j + 1 < n:
+            nxt = text[j + 1]
+            if nxt == quote and quote == "'":
+                out.append("'")
+            elif nxt == "x" and j + 3 < n:
+                out.append("\\u00" + text[j + 2:j + 4])
+                j += 4
+                continue
+            elif nxt in _JSON_ESCAPES:
+                out.append(text[j:j + 2])
+            else:
+                out.append(json.dumps(nxt, ensure_ascii=False)[1:-1])
+            j += 2
+            continue
+        if ch == '"':
+            out.append('\\"')
+        elif ch < " ":
+            out.append(json.dumps(ch)[1:-1])
+        else:
+            out.append(ch)
+        j += 1
+    out.append('"')
+    return "".join(out), j + 1
 
 
 def python_to_json(text: str) -> str:
@@ -14,32 +49,8 @@ def python_to_json(text: str) -> str:
     while i < n:
         ch = text[i]
         if ch in "\"'":
-            j = i + 1
-            buf: list[str] = []
-            while j < n and text[j] != ch:
-                if text[j] == "\\" and j + 1 < n:
-                    nxt = text[j + 1]
-                    if nxt == "'" and ch == "'":
-                        buf.append("'")
-                    elif nxt == '"' and ch == '"':
-                        buf.append('"')
-                    else:
-                        try:
-                            buf.append(json.loads('"' + text[j:j + 2] + '"'))
-                        except ValueError:
-                            buf.append(nxt)
-                        if nxt == "u" and j + 5 < n:
-                            try:
-                                buf[-1] = json.loads('"' + text[j:j + 6] + '"')
-                                j += 4
-                            except ValueError:
-                                pass
-                    j += 2
-                    continue
-                buf.append(text[j])
-                j += 1
-            out.append(json.dumps("".join(buf), ensure_ascii=False))
-            i = j + 1
+            piece, i = _string(text, i, ch)
+            out.append(piece)
             continue
         if ch.isalpha():
             j = i
