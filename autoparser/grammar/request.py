@@ -120,13 +120,28 @@ def _response_schema(rf: Any) -> tuple[bool, Any]:
     return True, schema
 
 
+_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+_SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+_SCHEMA_ONE = ("items", "additionalProperties", "not", "contains", "if", "then", "else")
+
+
 def strict_objects(schema: Any) -> Any:
     """`schema` with ``additionalProperties: false`` on objects that declare properties and omit it."""
-    if isinstance(schema, list):
-        return [strict_objects(s) for s in schema]
     if not isinstance(schema, dict):
         return schema
-    out = {k: (v if k in ("enum", "const", "default", "examples") else strict_objects(v)) for k, v in schema.items()}
+    out = dict(schema)
+    for key in _SCHEMA_MAPS:
+        if isinstance(schema.get(key), dict):
+            out[key] = {k: strict_objects(v) for k, v in schema[key].items()}
+    for key in _SCHEMA_LISTS:
+        if isinstance(schema.get(key), list):
+            out[key] = [strict_objects(v) for v in schema[key]]
+    for key in _SCHEMA_ONE:
+        value = schema.get(key)
+        if isinstance(value, list):
+            out[key] = [strict_objects(v) for v in value]
+        elif isinstance(value, dict):
+            out[key] = strict_objects(value)
     if isinstance(schema.get("properties"), dict) and schema["properties"] and "additionalProperties" not in schema:
         out["additionalProperties"] = False
     return out
@@ -386,7 +401,7 @@ class _Grammar:
         opener = (self.spelled(per_call) if loose else self.marker("call-start", per_call)) if per_call else ""
         one = b.rule("call", _join(opener, self.ws, body) if opener else body)
         head = one
-        if first is not None and loose:
+        if first is not None and op.role != "section_start":
             head = b.rule("first-call", _join(first, rest, self.ws, body) if op.role else _join(first, one))
         more = ""
         if self.plan.parallel:
@@ -429,7 +444,7 @@ class _Grammar:
         return _join(*parts)
 
     def lead_closing(self, role: str, m: str) -> str:
-        """A closing marker; the part from an end-of-turn marker on is optional."""
+        """A closing marker; end-of-turn markers it ends with are optional (the server stops there)."""
         req_part, opt_part = self.split_stop(m)
         out = self.lead(role, req_part)
         if opt_part.strip():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 from typing import Any
 
@@ -19,6 +18,7 @@ class Prober:
     def __init__(self, renderer: Renderer, kwargs: dict[str, Any] | None = None) -> None:
         self.r = renderer
         self.kwargs = dict(kwargs or {})
+        self._cache: dict[str, str | None] = {}
         self.history = self._pick_history()
 
     def _pick_history(self) -> list[dict[str, Any]]:
@@ -34,12 +34,14 @@ class Prober:
 
     def render(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
                add_generation_prompt: bool = False, **kw: Any) -> str | None:
-        key = json.dumps([messages, tools, add_generation_prompt, kw], sort_keys=True)
-        return self._render_cached(key)
+        # the key keeps insertion order: templates that print a whole dict with tojson show it
+        key = json.dumps([messages, tools, add_generation_prompt, kw])
+        if key not in self._cache:
+            self._cache[key] = self._render_now(messages, tools, add_generation_prompt, kw)
+        return self._cache[key]
 
-    @functools.lru_cache(maxsize=512)  # noqa: B019 - one Prober per analysis, dropped after it
-    def _render_cached(self, key: str) -> str | None:
-        messages, tools, agp, kw = json.loads(key)
+    def _render_now(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, agp: bool,
+                    kw: dict[str, Any]) -> str | None:
         merged = {**self.kwargs, **kw}
         try:
             return render_compat(self.r, messages, tools=tools, add_generation_prompt=agp, **merged)
