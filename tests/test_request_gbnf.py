@@ -9,7 +9,7 @@ reference rendering), over the fixtures and a sample of ``../shared/templates``:
   wrongly typed argument, an unclosed call, two calls under ``parallel_tool_calls=False``,
   a call to another function under a named ``tool_choice``.
 
-Counts are printed at the end of the session (``-s`` not needed). The corpus sample size
+Counts are printed as the tests run (``-s`` not needed). The corpus sample size
 is ``AUTOPARSER_GBNF_SAMPLE`` (default 40; ``all`` for every template);
 ``python tests/test_request_gbnf.py [--all] [-v]`` prints the failures.
 """
@@ -32,10 +32,13 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import turns
-from gbnf_check import accepts, grammar_error
+from gbnf_check import accepts, cfg_accepts, grammar_error
 
 import autoparser
-from autoparser.grammar.gbnf import rule_refs
+from autoparser.grammar.gbnf import GbnfBuilder, rule_refs
+from autoparser.grammar.pyvalue import literal_args_rule, python_value_rule
+from autoparser.grammar.request import _regex_gbnf, strict_objects
+from autoparser.grammar.schema import schema_rule, schema_value_rule
 from autoparser.runtime import markers as mk
 
 TOOL_SCENARIOS = ("tool", "parallel", "reasoning_tool", "content_tool", "rich_args", "tricky_args", "escaped_args")
@@ -262,27 +265,10 @@ def corpus_paths(sample: str | None = None) -> list[Path]:
     return turns.corpus_sample(int(sample))
 
 
-SUMMARY: list[str] = []
-
-
-def pytest_terminal_summary_lines() -> list[str]:
-    return SUMMARY
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _print_summary(request: pytest.FixtureRequest) -> Any:
-    yield
-    if SUMMARY:
-        reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-        for line in SUMMARY:
-            if reporter is not None:
-                reporter.write_line(line)
-            else:
-                print(line)
-
-
-def _assert(tally: Tally, label: str) -> None:
-    SUMMARY.append(tally.line(label))
+def _assert(tally: Tally, label: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Print the counts (also under -q), then require >= 99% accepted and every corruption rejected."""
+    with capsys.disabled():
+        print(f"\n[gbnf] {tally.line(label)}")
     details = "\n".join(tally.failures[:25])
     assert tally.scenarios > 0
     assert tally.accepted >= MIN_ACCEPTED * tally.scenarios, f"{tally.line(label)}\n{details}"
@@ -290,20 +276,20 @@ def _assert(tally: Tally, label: str) -> None:
 
 
 # ---------------------------------------------------------------- tests
-def test_fixtures() -> None:
+def test_fixtures(capsys: pytest.CaptureFixture[str]) -> None:
     """Every fixture with tools: all scenarios accepted (both modes), all corruptions rejected."""
     tally = run(turns.fixture_templates(), Tally())
-    _assert(tally, "fixtures")
+    _assert(tally, "fixtures", capsys)
     assert tally.accepted == tally.scenarios == tally.required_accepted, "\n".join(tally.failures)
 
 
 @pytest.mark.corpus
-def test_shared_corpus() -> None:
+def test_shared_corpus(capsys: pytest.CaptureFixture[str]) -> None:
     paths = corpus_paths()
     if not paths:
         pytest.skip("../shared/templates not found (set AUTOPARSER_SHARED)")
     tally = run(paths, Tally(), corpus=True)
-    _assert(tally, f"../shared/templates ({len(paths)} templates)")
+    _assert(tally, f"../shared/templates ({len(paths)} templates)", capsys)
     assert tally.required_accepted >= MIN_ACCEPTED * tally.scenarios, "\n".join(tally.failures)
 
 
@@ -348,6 +334,110 @@ def test_required_mode_shapes() -> None:
     assert not accepts(req.gbnf, call.replace("Paris", "Paris\"}"))
     single = tmpl.apply(msgs, tools=turns.TOOLS, tool_choice="required", parallel_tool_calls=False)
     assert accepts(single.gbnf, call) and not accepts(single.gbnf, call + "\n" + call)
+
+
+# ---------------------------------------------------------------- building blocks
+def _grammar(make: Any) -> str:
+    """A grammar whose root is the rule make(builder) returns, checked for portability."""
+    b = GbnfBuilder()
+    b.define(b.reserve("root"), make(b))
+    gbnf = b.render()
+    assert check_grammar(gbnf) is None, check_grammar(gbnf)
+    return gbnf
+
+
+def _both(gbnf: str, text: str) -> bool:
+    """llguidance and the exact CFG matcher (llama.cpp's semantics) agree; their answer."""
+    ok = accepts(gbnf, text)
+    assert cfg_accepts(gbnf, text) is ok, text
+    return ok
+
+
+def test_optional_integer_members_llguidance() -> None:
+    """schema.py members() keeps the rest of an object inline: as a terminal-only rule starting
+    with "," llguidance lexed it as one regex and rejected {"a": 1, "b": 2, "c": 3}."""
+    schema = {"type": "object", "properties": {k: {"type": "integer"} for k in "abc"}, "additionalProperties": False}
+    gbnf = _grammar(lambda b: schema_rule(b, schema, "obj"))
+    for text in ('{"a": 1, "b": 2, "c": 3}', '{"a": 1, "c": 3}', '{"b": 2}', "{}"):
+        assert _both(gbnf, text), text
+    assert not _both(gbnf, '{"c": 3, "a": 1}')
+
+
+def test_tagged_value_pad() -> None:
+    """schema_value_rule(pad=...) allows whitespace around non-raw values before a trimmed closing."""
+    def make(b: GbnfBuilder) -> str:
+        ws = b.rule("ws", "[ \\t\\n]{0,4}")
+        return schema_value_rule(b, {"type": "integer"}, "v", closing="</parameter>", pad=ws)
+    gbnf = _grammar(make)
+    assert _both(gbnf, "\n3\n</parameter>") and _both(gbnf, "3</parameter>")
+    assert not _both(gbnf, "\nthree\n</parameter>")
+
+
+SEARCH = strict_objects(turns.TOOLS[1]["function"]["parameters"])
+
+
+@pytest.mark.parametrize(("text", "ok"), [
+    ("{'query': 'q', 'top_k': 7, 'filters': {'tags': ['a'], 'exact': True, 'since': None}}", True),
+    ('{"query": "q", "filters": {"exact": false}}', True),           # JSON spellings too
+    ("{'query': 'it\\'s\nraw', 'code': 'x'}", True),
+    ("{'top_k': 7}", False),                                          # missing required
+    ("{'query': 'q', 'top_k': 'seven'}", False),                      # wrong type
+    ("{'query': 'q', 'extra': 1}", False),                            # strict object
+])
+def test_python_values(text: str, ok: bool) -> None:
+    gbnf = _grammar(lambda b: python_value_rule(b, SEARCH, "args"))
+    assert accepts(gbnf, text) is ok
+
+
+@pytest.mark.parametrize(("text", "ok"), [
+    ('{query:<|"|>q<|"|>,top_k:7}', True),
+    ('{code:<|"|>x<|"|>,filters:{exact:true},query:<|"|>q<|"|>}', True),   # |dictsort order
+    ('{query:<|"|>q<|"|>,top_k:<|"|>7<|"|>}', True),                       # quoted scalar
+    ('{query:<|"|>q<|"|>top_k:7}', True),                                  # comma dropped (parser reads it)
+    ('{top_k:7}', False),
+    ('{query:<|"|>q<|"|>,top_k:<|"|>seven<|"|>}', False),
+    ('{query:<|"|>q<|"|>', False),
+])
+def test_literal_args(text: str, ok: bool) -> None:
+    gbnf = _grammar(lambda b: literal_args_rule(b, SEARCH, "args", open_="{", close="}", sep=":",
+                                                quotes=('<|"|>', '"', "'")))
+    assert accepts(gbnf, text) is ok
+
+
+def test_name_in_id_regex() -> None:
+    """A name_in_id regex becomes GBNF with its name group restricted to the tool."""
+    expr = _regex_gbnf(r"(?:functions\.)?(?P<name>[^:\s]+)(?::\d+)?$", ("get_weather",))
+    gbnf = _grammar(lambda b: expr)
+    for text, ok in (("functions.get_weather:0", True), ("get_weather", True), ("functions.get_weather:12", True),
+                     ("functions.search_docs:0", False), ("get_weather:", False)):
+        assert _both(gbnf, text) is ok, text
+
+
+def test_strict_objects() -> None:
+    schema = {"type": "object", "properties": {"properties": {"type": "object", "properties": {"x": {}}},
+                                                "free": {"type": "object"}},
+              "$defs": {"d": {"properties": {"y": {}}}}, "anyOf": [{"properties": {"z": {}}}]}
+    out = strict_objects(schema)
+    assert out["additionalProperties"] is False
+    assert out["properties"]["properties"]["additionalProperties"] is False
+    assert "additionalProperties" not in out["properties"]["free"]
+    assert out["$defs"]["d"]["additionalProperties"] is False and out["anyOf"][0]["additionalProperties"] is False
+    assert set(out["properties"]) == {"properties", "free"} and "additionalProperties" not in schema
+
+
+@pytest.mark.parametrize(("fixture", "kind", "value"), [
+    ("xml_params", "word", "<tool_call>"),
+    ("kimi_sections", "word", "<|tool_calls_section_begin|>"),
+    ("mistral_array", "word", "[TOOL_CALLS]["),
+    ("llama3_json", "pattern", None),            # marker-less JSON: the parser's own trigger
+    ("channels", "pattern", None),               # <|channel|> alone also opens reasoning and content
+])
+def test_trigger_kinds(fixture: str, kind: str, value: str | None) -> None:
+    req = template(turns.FIXTURES / f"{fixture}.jinja").apply([{"role": "user", "content": "hi"}], tools=turns.TOOLS)
+    (trigger,) = req.grammar_triggers
+    assert trigger["type"] == kind and (value is None or trigger["value"] == value)
+    if kind == "pattern":
+        re.compile(trigger["value"])
 
 
 if __name__ == "__main__":

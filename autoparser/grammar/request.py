@@ -22,6 +22,14 @@ argument literals through :mod:`autoparser.grammar.pyvalue`. Objects that declar
 ``properties`` and say nothing about ``additionalProperties`` get no other keys (as
 llama.cpp's json-schema-to-grammar); an object with no ``properties`` takes any keys.
 ``args_as_string`` arguments are any JSON string (the schema is not applied inside it).
+JSON call objects take their known members in any order, plus up to two others.
+
+llguidance (our validator) lexes greedily and backs off at most one byte, and it turns
+every rule made only of terminals into one lexeme. So: alternatives that share a prefix
+(per-tool calls, JSON call objects, optional tagged arguments) stay inline rather than in
+named rules, and a marker that competes with free text (a call opener after the calls,
+an optional reasoning start before content) is spelled one character class at a time.
+The language is unchanged; llama.cpp's sampler is unaffected either way.
 """
 
 from __future__ import annotations
