@@ -249,11 +249,27 @@ def _cut_turn_markers(section_end: str, generation_prompt: str, eot: tuple[str, 
     return section_end if section_end.strip() else ""
 
 
+def _repeated_name_as_wildcard(fmt: ToolFormat) -> ToolFormat:
+    """A name written a second time inside a marker (``<atem:invoke name="NAME">``) matches any text there."""
+    from dataclasses import replace
+
+    changes: dict[str, Any] = {}
+    for field in ("name_suffix", "call_close", "id_prefix", "id_suffix"):
+        value = getattr(fmt, field)
+        if NM in value:
+            changes[field] = value.replace(NM, "\x03")
+    if fmt.tagged is not None and any(NM in getattr(fmt.tagged, f) for f in ("prefix", "key_suffix", "value_end")):
+        changes["tagged"] = replace(fmt.tagged, **{f: getattr(fmt.tagged, f).replace(NM, "\x03")
+                                                   for f in ("prefix", "key_suffix", "value_end")})
+    return replace(fmt, **changes) if changes else fmt
+
+
 def analyze_tools(pr: Prober, eot_text: str, reasoning_end: str = "",
                   eot: tuple[str, ...] = ()) -> tuple[ToolFormat, list[str]]:
     from dataclasses import replace
 
     fmt, notes = _analyze_tools(pr, eot_text)
+    fmt = _repeated_name_as_wildcard(fmt)
     fmt = _tidy(fmt, reasoning_end)
     fmt = replace(fmt, section_end=_cut_turn_markers(fmt.section_end, pr.generation_prompt(), eot))
     if fmt.style == "tagged" and fmt.id_position == "none" and _wordy(fmt.name_prefix, fmt.name_suffix):

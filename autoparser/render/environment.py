@@ -46,7 +46,8 @@ import jinja2
 from jinja2 import nodes
 from jinja2.compiler import CodeGenerator, Frame, optimizeconst
 from jinja2.ext import Extension, loopcontrols
-from jinja2.runtime import Undefined, markup_join
+from jinja2.optimizer import Optimizer
+from jinja2.runtime import LoopContext, Undefined, markup_join
 from jinja2.sandbox import (
     ImmutableSandboxedEnvironment,
     SandboxedEnvironment,
@@ -486,6 +487,10 @@ _GROWING_METHODS = frozenset({"append", "extend", "insert", "update", "setdefaul
                               "symmetric_difference_update"})
 _MUTATING_NAMES = frozenset().union(*(names for _, names in jinja2.sandbox._mutable_spec))
 _DICT_ATTRIBUTES = frozenset(dir(dict))
+# owners whose public attributes jinja's sandbox always allows (is_internal_attribute is only the `__` test)
+_PLAIN_OWNERS = frozenset({str, list, tuple, LoopContext, TemplateNamespace})
+# attributes the full getattr path must see: mutators (inputs are immutable) and str.format (wrapped)
+_CHECKED_ATTRIBUTES = _MUTATING_NAMES | {"format", "format_map"}
 _LOOKUP_METHODS = frozenset({"get", "pop", "index", "count", "find", "rfind", "startswith", "endswith",
                              "keys", "values", "items"})
 
@@ -590,21 +595,81 @@ def _guarded_filters() -> dict[str, Callable[..., Any]]:
 
 # -- code generation ----------------------------------------------------------------------------------------
 
+class _FoldOnce(Optimizer):
+    """jinja's constant folder, run once per expression subtree and evaluation context.
+
+    jinja's code generator folds each nested expression again as it descends
+    (quadratic in the nesting depth). The folder rewrites a subtree in place, so
+    a second visit under the same context returns the same result: remember it.
+    """
+
+    def __init__(self, environment: jinja2.Environment) -> None:
+        super().__init__(environment)
+        self._done: dict[int, tuple[nodes.Node, Any, Any, nodes.Node]] = {}
+
+    def visit(self, node: nodes.Node, *args: Any, **kwargs: Any) -> Any:
+        ctx = args[0] if args else None
+        autoescape = getattr(ctx, "autoescape", None)
+        seen = self._done.get(id(node))
+        if seen is not None and seen[0] is node and seen[1] is ctx and seen[2] == autoescape and not kwargs:
+            return seen[3]
+        rv = super().visit(node, *args, **kwargs)
+        self._done[id(node)] = (node, ctx, autoescape, rv)  # holding `node` keeps its id unique
+        return rv
+
+
+def _child_nodes(node: nodes.Node) -> list[nodes.Node]:
+    """``list(node.iter_child_nodes())`` without jinja's two generators per node."""
+    out: list[nodes.Node] = []
+    for name in node.fields:
+        item = getattr(node, name, None)
+        if isinstance(item, list):
+            out.extend(n for n in item if isinstance(n, nodes.Node))
+        elif isinstance(item, nodes.Node):
+            out.append(item)
+    return out
+
+
+def _find_all(root: nodes.Node, types: tuple[type[nodes.Node], ...]) -> dict[type[nodes.Node], list[nodes.Node]]:
+    """``{t: list(root.find_all(t)) for t in types}`` in one walk (pre-order, as jinja's)."""
+    found: dict[type[nodes.Node], list[nodes.Node]] = {t: [] for t in types}
+    stack = _child_nodes(root)[::-1]
+    while stack:
+        node = stack.pop()
+        for t in types:
+            if isinstance(node, t):
+                found[t].append(node)
+        stack.extend(reversed(_child_nodes(node)))
+    return found
+
+
+# What jinja's visit_For finds by walking a loop's whole subtree, per node: the context of the first
+# ``loop`` name (not descending into blocks), whether a scoped block is inside, the first ``loop`` store.
+_Facts = tuple[str | None, bool, nodes.Name | None]
+
+
 class LimitedCodeGenerator(CodeGenerator):
-    """jinja's code generator with the size and time checks of :class:`ChatSandbox` wired in."""
+    """jinja's code generator with the size and time checks of :class:`ChatSandbox` wired in.
+
+    Generates exactly jinja's code apart from those checks, faster: visitors are
+    looked up once per node type, constants folded once per subtree
+    (:class:`_FoldOnce`), and a loop's facts come from one pass over the
+    outermost loop instead of three walks of every nested loop body.
+    """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._loop_iters: set[int] = set()  # ids of `for` iterables to route through loop_iter
+        if self.optimizer is not None:
+            self.optimizer = _FoldOnce(self.environment)
+        self._visitors: dict[type, Callable[..., Any]] = {}
+        self._facts: dict[int, tuple[nodes.Node, _Facts]] = {}
 
     def visit(self, node: nodes.Node, *args: Any, **kwargs: Any) -> Any:
-        if self._loop_iters and id(node) in self._loop_iters:
-            self._loop_iters.discard(id(node))
-            self.write("environment.loop_iter(")
-            super().visit(node, *args, **kwargs)
-            self.write(")")
-            return None
-        return super().visit(node, *args, **kwargs)
+        f = self._visitors.get(type(node))
+        if f is None:
+            f = getattr(self, f"visit_{type(node).__name__}", None) or self.generic_visit
+            self._visitors[type(node)] = f
+        return f(node, *args, **kwargs)
 
     def buffer(self, frame: Frame) -> None:
         frame.buffer = self.temporary_identifier()
@@ -647,12 +712,219 @@ class LimitedCodeGenerator(CodeGenerator):
         else:
             super().visit_Getitem(node, frame)
 
-    def visit_For(self, node: nodes.For, frame: Frame) -> None:
-        self._loop_iters.add(id(node.iter))
+    # -- whole-template walks -------------------------------------------------------------------------------
+
+    def visit_Template(self, node: nodes.Template, frame: Frame | None = None) -> None:
+        """jinja's, with its three ``find``/``find_all`` walks of the tree answered by one."""
+        found = _find_all(node, (nodes.Extends, nodes.Block, nodes.ImportedName))
+
+        def find_all(node_type: Any) -> Iterator[Any]:
+            hit = found.get(node_type)
+            return iter(hit) if hit is not None else nodes.Node.find_all(node, node_type)
+
+        node.find_all = find_all  # type: ignore[method-assign] # this node only, for this call
         try:
-            super().visit_For(node, frame)
+            super().visit_Template(node, frame)
         finally:
-            self._loop_iters.discard(id(node.iter))
+            del node.find_all
+
+    def pull_dependencies(self, body: Any) -> None:
+        """jinja's: bind every filter and test the code uses (found without a recursive visitor)."""
+        filters: set[str] = set()
+        tests: set[str] = set()
+        stack = list(body)[::-1]
+        while stack:
+            node = stack.pop()
+            kind = type(node).__name__  # jinja's DependencyFinderVisitor dispatches on the class name
+            if kind == "Block":
+                continue  # blocks pull their own
+            if kind == "Filter":
+                filters.add(node.name)
+            elif kind == "Test":
+                tests.add(node.name)
+            stack.extend(reversed(_child_nodes(node)))
+        for id_map, names, dependency in ((self.filters, filters, "filters"), (self.tests, tests, "tests")):
+            for name in sorted(names):
+                if name not in id_map:
+                    id_map[name] = self.temporary_identifier()
+                # checked at runtime too: a dependency inside a block may be skipped at compile time
+                self.writeline("try:")
+                self.indent()
+                self.writeline(f"{id_map[name]} = environment.{dependency}[{name!r}]")
+                self.outdent()
+                self.writeline("except KeyError:")
+                self.indent()
+                self.writeline("@internalcode")
+                self.writeline(f"def {id_map[name]}(*unused):")
+                self.indent()
+                self.writeline(f'raise TemplateRuntimeError("No {dependency[:-1]} named {name!r} found.")')
+                self.outdent()
+                self.outdent()
+
+    # -- loops ----------------------------------------------------------------------------------------------
+
+    def _node_facts(self, root: nodes.Node) -> _Facts:
+        """The facts of ``root``'s subtree, computed bottom-up once for it and every node inside."""
+        done = self._facts
+        hit = done.get(id(root))
+        if hit is not None and hit[0] is root:
+            return hit[1]
+        stack: list[tuple[nodes.Node, list[nodes.Node] | None]] = [(root, None)]
+        while stack:
+            node, kids = stack[-1]
+            if kids is None:
+                kids = _child_nodes(node)
+                stack[-1] = (node, kids)
+                stack.extend((k, None) for k in reversed(kids) if id(k) not in done)
+                continue
+            stack.pop()
+            if type(node) is nodes.Name:
+                is_loop = node.name == "loop"
+                facts: _Facts = (node.ctx if is_loop else None, False,
+                                 node if is_loop and node.ctx == "store" else None)
+            else:
+                first, scoped, store = self._combine(kids)
+                if type(node) is nodes.Block:
+                    first, scoped = None, scoped or bool(node.scoped)  # jinja's loop-name search stops at blocks
+                facts = (first, scoped, store)
+            done[id(node)] = (node, facts)
+        return done[id(root)][1]
+
+    def _combine(self, kids: list[nodes.Node]) -> _Facts:
+        first: str | None = None
+        scoped = False
+        store: nodes.Name | None = None
+        for kid in kids:
+            k_first, k_scoped, k_store = self._node_facts(kid)
+            first = first if first is not None else k_first
+            scoped = scoped or k_scoped
+            store = store if store is not None else k_store
+        return first, scoped, store
+
+    def visit_For(self, node: nodes.For, frame: Frame) -> None:
+        """jinja 3.1's ``visit_For``, iterating through ``environment.loop_iter`` (the deadline check)."""
+        self._node_facts(node)
+        first_loop, _, _ = self._combine(node.body)
+        _, scoped_block, loop_store = self._combine(_child_nodes(node))
+
+        loop_frame = frame.inner()
+        loop_frame.loop_frame = True
+        test_frame = frame.inner()
+        else_frame = frame.inner()
+
+        # an extended loop (a LoopContext) when recursive, when the body reads `loop`, or holds a scoped block
+        extended_loop = node.recursive or first_loop == "load" or scoped_block
+
+        loop_ref = None
+        if extended_loop:
+            loop_ref = loop_frame.symbols.declare_parameter("loop")
+
+        loop_frame.symbols.analyze_node(node, for_branch="body")
+        if node.else_:
+            else_frame.symbols.analyze_node(node, for_branch="else")
+
+        if node.test:
+            loop_filter_func = self.temporary_identifier()
+            test_frame.symbols.analyze_node(node, for_branch="test")
+            self.writeline(f"{self.func(loop_filter_func)}(fiter):", node.test)
+            self.indent()
+            self.enter_frame(test_frame)
+            self.writeline(self.choose_async("async for ", "for "))
+            self.visit(node.target, loop_frame)
+            self.write(" in ")
+            self.write(self.choose_async("auto_aiter(fiter)", "fiter"))
+            self.write(":")
+            self.indent()
+            self.writeline("if ", node.test)
+            self.visit(node.test, test_frame)
+            self.write(":")
+            self.indent()
+            self.writeline("yield ")
+            self.visit(node.target, loop_frame)
+            self.outdent(3)
+            self.leave_frame(test_frame, with_python_scope=True)
+
+        if node.recursive:
+            self.writeline(f"{self.func('loop')}(reciter, loop_render_func, depth=0):", node)
+            self.indent()
+            self.buffer(loop_frame)
+            else_frame.buffer = loop_frame.buffer  # the else frame shares the buffer
+
+        if extended_loop:
+            self.writeline(f"{loop_ref} = missing")
+
+        if loop_store is not None:
+            self.fail("Can't assign to special loop variable in for-loop target", loop_store.lineno)
+
+        if node.else_:
+            iteration_indicator = self.temporary_identifier()
+            self.writeline(f"{iteration_indicator} = 1")
+
+        self.writeline(self.choose_async("async for ", "for "), node)
+        self.visit(node.target, loop_frame)
+        if extended_loop:
+            self.write(f", {loop_ref} in {self.choose_async('Async')}LoopContext(")
+        else:
+            self.write(" in ")
+
+        if node.test:
+            self.write(f"{loop_filter_func}(")
+        if node.recursive:
+            self.write("reciter")
+        else:
+            if self.environment.is_async and not extended_loop:
+                self.write("auto_aiter(")
+            self._loop_iterable(node, frame)
+            if self.environment.is_async and not extended_loop:
+                self.write(")")
+        if node.test:
+            self.write(")")
+
+        if node.recursive:
+            self.write(", undefined, loop_render_func, depth):")
+        else:
+            self.write(", undefined):" if extended_loop else ":")
+
+        self.indent()
+        self.enter_frame(loop_frame)
+
+        self.writeline("_loop_vars = {}")
+        self.blockvisit(node.body, loop_frame)
+        if node.else_:
+            self.writeline(f"{iteration_indicator} = 0")
+        self.outdent()
+        self.leave_frame(loop_frame, with_python_scope=node.recursive and not node.else_)
+
+        if node.else_:
+            self.writeline(f"if {iteration_indicator}:")
+            self.indent()
+            self.enter_frame(else_frame)
+            self.blockvisit(node.else_, else_frame)
+            self.leave_frame(else_frame)
+            self.outdent()
+
+        # a recursive loop returns its buffer, then starts the iteration
+        if node.recursive:
+            self.return_buffer_contents(loop_frame)
+            self.outdent()
+            self.start_write(frame, node)
+            self.write(f"{self.choose_async('await ')}loop(")
+            if self.environment.is_async:
+                self.write("auto_aiter(")
+            self._loop_iterable(node, frame)
+            if self.environment.is_async:
+                self.write(")")
+            self.write(", loop)")
+            self.end_write(frame)
+
+        # at the end of the iteration, clear any assignments made in the loop from the top level
+        if self._assign_stack:
+            self._assign_stack[-1].difference_update(loop_frame.symbols.stores)
+
+    def _loop_iterable(self, node: nodes.For, frame: Frame) -> None:
+        self.write("environment.loop_iter(")
+        self.visit(node.iter, frame)
+        self.write(")")
 
 
 class _Buffer(list):  # type: ignore[type-arg]
@@ -784,16 +1056,36 @@ class ChatSandbox(ImmutableSandboxedEnvironment):
         state = _STATE.get()
         if state is not None and time.monotonic() > state.deadline:
             raise _timeout(state)
-        if type(obj) is dict and type(attribute) is str and attribute not in _DICT_ATTRIBUTES:
+        owner = type(obj)
+        if owner is dict and type(attribute) is str and attribute not in _DICT_ATTRIBUTES:
             # what jinja's getattr does for a plain dict and a name dict lacks, without the detour
             try:
                 return obj[attribute]
             except KeyError:
                 return self.undefined(obj=obj, name=attribute)
+        if owner in _PLAIN_OWNERS and type(attribute) is str and not attribute.startswith("_") \
+                and attribute not in _CHECKED_ATTRIBUTES:
+            # jinja's sandbox finds every such attribute of these owners safe (none is internal)
+            try:
+                value = getattr(obj, attribute)
+            except AttributeError:
+                pass
+            else:
+                if not isinstance(value, (MethodType, BuiltinMethodType)) \
+                        or value.__name__ not in ("format", "format_map"):
+                    return value
         return super().getattr(obj, attribute)
 
     def getitem(self, obj: Any, argument: Any) -> Any:
-        _check_deadline()
+        state = _STATE.get()
+        if state is not None and time.monotonic() > state.deadline:
+            raise _timeout(state)
+        owner = type(obj)
+        if owner is dict or owner is list or owner is tuple or owner is str:
+            try:
+                return obj[argument]
+            except (TypeError, LookupError):
+                pass  # jinja's fallbacks (an attribute of that name, else undefined)
         return super().getitem(obj, argument)
 
     def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
