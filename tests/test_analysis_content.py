@@ -6,41 +6,17 @@ whitespace stripped.
 
 from __future__ import annotations
 
-import functools
-from pathlib import Path
-
 import pytest
 import turns
-
-from autoparser import ChatTemplate
-from autoparser.analysis.model import Analysis
 
 SHARED = turns.shared_dir()
 USER = [{"role": "user", "content": "What is the weather in Paris?"}]
 
 
-def norm(s: str) -> str:
-    """A marker as compared here: outer whitespace stripped, inner runs collapsed to one space."""
-    return " ".join(s.split())
-
-
-@functools.cache
-def template(path: Path) -> ChatTemplate:
-    return ChatTemplate.from_file(path, bos_token=turns.BOS, eos_token=turns.EOS)
-
-
-def fixture(name: str) -> Analysis:
-    return template(turns.FIXTURES / f"{name}.jinja").analysis
-
-
-def real(name: str) -> Analysis:
-    """A third-party template's analysis; skips when ../shared is absent."""
-    if SHARED is None:
-        pytest.skip("shared template corpus not found (set AUTOPARSER_SHARED)")
-    path = SHARED / "templates" / f"{name}.jinja"
-    if not path.is_file():
-        pytest.skip(f"{path.name} not in the shared corpus")
-    return template(path).analysis
+norm = turns.norm_marker
+template = turns.load
+fixture = turns.fixture_analysis
+real = turns.real_analysis
 
 
 # fixture -> (content start, content end): only these wrap the answer

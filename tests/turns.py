@@ -11,6 +11,7 @@ texts do not depend on the code under test.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import os
 import random
@@ -398,3 +399,38 @@ def compare(expected: Msg, got: Msg, text: str) -> str | None:
         if w["id"] in text and h.get("id") != w["id"]:
             return f"id {h.get('id')!r} != {w['id']!r}"
     return None
+
+
+# ---------------------------------------------------------------- analysis test helpers
+def norm_marker(s: str) -> str:
+    """A marker as compared in tests: outer whitespace stripped, inner runs collapsed to one space."""
+    return " ".join(s.split())
+
+
+@functools.cache
+def load(path: Path) -> Any:
+    """A ChatTemplate for ``path`` with the conformance BOS/EOS, built once per test session."""
+    from autoparser import ChatTemplate
+
+    return ChatTemplate.from_file(path, bos_token=BOS, eos_token=EOS)
+
+
+def fixture_template(name: str) -> Any:
+    return load(FIXTURES / f"{name}.jinja")
+
+
+def fixture_analysis(name: str) -> Any:
+    return fixture_template(name).analysis
+
+
+def real_analysis(name: str) -> Any:
+    """A third-party template's analysis; skips when ../shared is absent."""
+    import pytest
+
+    shared = shared_dir()
+    if shared is None:
+        pytest.skip("shared template corpus not found (set AUTOPARSER_SHARED)")
+    path = shared / "templates" / f"{name}.jinja"
+    if not path.is_file():
+        pytest.skip(f"{path.name} not in the shared corpus")
+    return load(path).analysis
