@@ -47,8 +47,9 @@ KNOWN_PARSE: dict[tuple[str, str], str] = {
     ("hfjs-LiquidAI-LFM2.5-VL-450M", "rich_args"): "template writes quotes inside strings unescaped (ambiguous)",
     ("hfjs-LiquidAI-LFM2.5-VL-450M", "tricky_args"): "template writes quotes inside strings unescaped (ambiguous)",
     ("mistral-common-v7_image_spm", "escaped_args"): "analysis: HTML-escaped (&#34;) markers; string args",
-    **{("ollama-glimmer_chat_template", s): "analysis: reasoning end delimiter taken for a start"
-       for s in ("content", "reasoning", "tool", "parallel", "reasoning_tool", "rich_args", "tricky_args")},
+    **{("ollama-glimmer_chat_template", s): "analysis: calls addressed by recipient (to=NAME) plus an "
+       "invoke block that repeats the name" for s in ("tool", "parallel", "reasoning_tool", "rich_args",
+                                                      "tricky_args")},
     ("openbmb-MiniCPM5-1B", "rich_args"): "template wraps strings in CDATA; arguments keep it",
     ("openbmb-MiniCPM5-1B", "tricky_args"): "template wraps strings in CDATA; arguments keep it",
     **{("vllm-tool_chat_template_hyperclovax_seed_think_14b", s): "analysis: reasoning/turn markers"
