@@ -153,10 +153,13 @@ class _Reader:
                     break
             else:
                 raise ValueError(f"expected {self.kv!r} after key {k!r}")
+            before = self.i
             out[k] = self.value()
             self.ws()
             if self.t.startswith(",", self.i):
                 self.i += 1
+            elif self.i == before or self.i >= len(self.t):
+                raise ValueError(f"malformed object at {self.i}")   # no progress: never loop forever
 
     def array(self) -> list[Any]:
         self.i += 1
@@ -166,10 +169,13 @@ class _Reader:
             if self.t.startswith("]", self.i):
                 self.i += 1
                 return out
+            before = self.i
             out.append(self.value())
             self.ws()
             if self.t.startswith(",", self.i):
                 self.i += 1
+            elif self.i == before or self.i >= len(self.t):
+                raise ValueError(f"malformed array at {self.i}")   # no progress: never loop forever
 
 
 def literal_to_json(text: str, quotes: tuple[str, ...], kv_sep: str) -> str:
