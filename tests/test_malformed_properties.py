@@ -342,23 +342,24 @@ def lost_words(s: Subject, text: str, msg: Message) -> list[str]:
     """Words of ``text`` (markers cut out) that the message does not hold anywhere.
 
     Not checked, as the output was cut short there: the start of a marker the text ends with;
-    when the message is truncated, the word the text ends in; and when a call is truncated,
-    its unfinished last member (after the last ``,{[(``: a key without its value, or a
-    number cut short, has no place in JSON arguments).
+    when the message is truncated, the word the text ends in; and when it ends inside a call,
+    the call's unfinished last member (after the last ``,{[(``: a key without its value, or a
+    number cut short, has no place in JSON arguments). A word counts as kept as written,
+    JSON-unescaped, or without its backslashes (escape syntax).
     """
     kept = kept_text(msg)
     rest = s.strip.sub(lambda m: " " * len(m.group()), text)
     rest = rest[:len(rest) - marker_prefix_at_end(s, rest)]
     end = len(rest)
-    if any(c.truncated for c in msg.tool_calls):
-        cut = max(rest.rfind(ch) for ch in ",{[(")
+    if msg.truncated and any(c.truncated for c in msg.tool_calls):
+        cut = max(text.rfind(ch, 0, end) for ch in ",{[(")
         end = cut if cut >= 0 else end
     lost = []
     for m in WORD.finditer(rest):
         if m.end() > end or (msg.truncated and m.end() == len(rest)):
             continue
         word = m.group()
-        if len(word) >= 3 and word not in kept and _unescape(word) not in kept:
+        if len(word) >= 3 and not any(w in kept for w in (word, _unescape(word), word.replace("\\", ""))):
             lost.append(word)
     return lost
 
@@ -394,8 +395,6 @@ KNOWN: dict[str, str] = {
     "literal-span-dropped": "a stray bracket in literal arguments (u[nit='c') runs the call on: only its "
                             "first literal is read, the rest (later calls) is dropped though the warning "
                             "says it was kept as content",
-    "literal-loop": "literal arguments with an array closed by the wrong bracket ({k:[1, 2}) or a bare "
-                    "':' in an array: literal_to_json loops forever, growing a list (parse never returns)",
     "literal-unclosed": "literal arguments ({k:<|\"|>v<|\"|>}, f(k='v')) that never close give {} "
                         "and every later character of the output is dropped",
 }
@@ -485,6 +484,31 @@ def _lstripped(message: dict[str, Any]) -> dict[str, Any]:
 _KEY = re.compile(r"""(["'])((?:(?!\1)[^\\])*)\1(?=\s*:)""")
 
 
+def _positions(text: str, word: str) -> list[int]:
+    return [m.end() for m in re.finditer(re.escape(word), text)]
+
+
+def content_starts(text: str, content: str) -> list[int]:
+    """Where in ``text`` the pieces of ``content`` may begin (each piece as long as it runs on in the text)."""
+    starts: list[int] = []
+    pos = i = 0
+    while i < len(content):
+        lo, hi = i + 1, len(content)       # the longest content[i:j] still in text[pos:]
+        if text.find(content[i:lo], pos) < 0:
+            i += 1                         # a character the parser added (none today): skip it
+            continue
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if text.find(content[i:mid], pos) >= 0:
+                lo = mid
+            else:
+                hi = mid - 1
+        at = text.find(content[i:lo], pos)
+        starts += [pos + m.start() for m in re.finditer(re.escape(content[i:lo]), text[pos:])]  # any may be it
+        pos, i = at + lo - i, lo
+    return starts
+
+
 def known_loss(s: Subject, text: str, msg: Message, lost: list[str]) -> str | None:
     t = s.req.spec.tools
     literal = t is not None and t.args == "literal"
@@ -492,15 +516,14 @@ def known_loss(s: Subject, text: str, msg: Message, lost: list[str]) -> str | No
         return "literal-unclosed"
     if literal and any("did not match the format" in w for w in msg.warnings):
         return "literal-span-dropped"
-    # every lost word comes before the point where a broken call's text resumes as content
-    head = (msg.content or "").strip()[:24]
-    resumed = text.find(head) if head and msg.tool_calls else -1
-    if resumed > 0 and all(0 <= text.find(w) < resumed for w in lost):
+    # each lost word sits just before a point where the text resumes as content (a call broke there)
+    resumed = content_starts(text, msg.content or "") if msg.tool_calls else []
+    if resumed and all(any(0 < b - p <= 40 for p in _positions(text, w) for b in resumed) for w in lost):
         return "broken-member-dropped"
     if _name_is_key(s) and not all(_object(c.arguments) for c in msg.tool_calls):
         return "name-key-scalar"
     # keys with whitespace or markers written into them: the loss goes once they are mended
-    mended = _KEY.sub(lambda m: m.group(1) + "".join(s.tags.sub("", m.group(2)).split()) + m.group(1), text)
+    mended = _KEY.sub(lambda m: m.group(1) + s.tags.sub("", "".join(m.group(2).split())) + m.group(1), text)
     if mended != text and not lost_words(s, mended, s.req.parse(mended)):
         return "envelope-member-dropped"
     return None
@@ -539,10 +562,7 @@ def returns(s: Subject) -> Iterator[None]:
         with time_limit(HANG_LIMIT):
             yield
     except Hang:
-        t = s.req.spec.tools
-        if t is None or t.args != "literal":
-            raise AssertionError(f"parser did not return within {HANG_LIMIT} s") from None
-        TOLERATED["literal-loop"] += 1
+        raise AssertionError(f"parser did not return within {HANG_LIMIT} s") from None
 
 
 # ---------------------------------------------------------------- properties
@@ -747,15 +767,18 @@ def test_repro_literal_cut_short() -> None:
     assert _args(msg) and _args(msg)[0].get("location") == "Paris"         # today: {}
 
 
-@_repro("literal-loop")
-def test_repro_literal_array_closed_by_brace_hangs() -> None:
+def test_literal_array_closed_by_brace_returns() -> None:
+    """A literal array closed by the wrong bracket ({k:[1, 2}) once made the literal reader loop forever."""
+    if not hasattr(signal, "setitimer"):
+        pytest.skip("needs SIGALRM to stop a loop")
     parse = _literal_request()
+    text = "<|tool_call>call:get_weather{tags:[1, 2}<tool_call|>"
     try:
         with time_limit(2.0):
-            msg = parse("<|tool_call>call:get_weather{tags:[1, 2}<tool_call|>")
+            msg = parse(text)
     except Hang:
-        raise AssertionError("parse did not return (literal_to_json loops in _Reader.array)") from None
-    assert msg.tool_calls
+        raise AssertionError("parse did not return") from None
+    assert msg.tool_calls or "tags:[1, 2}" in (msg.content or "")
 
 
 @_repro("literal-span-dropped")
