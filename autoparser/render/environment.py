@@ -35,6 +35,7 @@ import json
 import os
 import re
 import time
+from collections import ChainMap
 from collections.abc import Callable, ItemsView, Iterator, KeysView, Mapping, ValuesView
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -47,7 +48,8 @@ from jinja2 import nodes
 from jinja2.compiler import CodeGenerator, Frame, optimizeconst
 from jinja2.ext import Extension, loopcontrols
 from jinja2.optimizer import Optimizer
-from jinja2.runtime import LoopContext, Undefined, markup_join
+from jinja2.parser import Parser
+from jinja2.runtime import Context, LoopContext, Undefined, markup_join
 from jinja2.sandbox import (
     ImmutableSandboxedEnvironment,
     SandboxedEnvironment,
@@ -491,6 +493,7 @@ _DICT_ATTRIBUTES = frozenset(dir(dict))
 _PLAIN_OWNERS = frozenset({str, list, tuple, LoopContext, TemplateNamespace})
 # attributes the full getattr path must see: mutators (inputs are immutable) and str.format (wrapped)
 _CHECKED_ATTRIBUTES = _MUTATING_NAMES | {"format", "format_map"}
+_PLAIN_CALL_OWNERS = frozenset({str, list, dict, tuple})
 _LOOKUP_METHODS = frozenset({"get", "pop", "index", "count", "find", "rfind", "startswith", "endswith",
                              "keys", "values", "items"})
 
@@ -617,35 +620,176 @@ class _FoldOnce(Optimizer):
         self._done[id(node)] = (node, ctx, autoescape, rv)  # holding `node` keeps its id unique
         return rv
 
+    def generic_visit(self, node: nodes.Node, *args: Any, **kwargs: Any) -> nodes.Node:
+        """jinja's ``Optimizer.generic_visit`` (fold the children in place, then the node), leaner:
+        unchanged fields are not reassigned, a constant is kept rather than rebuilt equal, and no
+        fold is tried on a node whose ``as_const`` is ``Expr``'s, which always raises ``Impossible``."""
+        if type(node) is nodes.Const and node.environment is self.environment:
+            return node
+        attrs = node.__dict__
+        for field in node.fields:
+            old = attrs.get(field)
+            if isinstance(old, list):
+                new_values: list[Any] = []
+                changed = False
+                for value in old:
+                    if isinstance(value, nodes.Node):
+                        new = self.visit(value, *args, **kwargs)
+                        if new is None or not isinstance(new, nodes.Node):
+                            changed = True
+                            if new is not None:
+                                new_values.extend(new)
+                            continue
+                        changed = changed or new is not value
+                        value = new
+                    new_values.append(value)
+                if changed:
+                    old[:] = new_values
+            elif isinstance(old, nodes.Node):
+                new = self.visit(old, *args, **kwargs)
+                if new is None:
+                    delattr(node, field)
+                elif new is not old:
+                    setattr(node, field, new)
+        if isinstance(node, nodes.Expr) and type(node).as_const is not _EXPR_AS_CONST:
+            try:
+                return nodes.Const.from_untrusted(node.as_const(args[0] if args else None),
+                                                  lineno=node.lineno, environment=self.environment)
+            except nodes.Impossible:
+                pass
+        return node
+
+
+_EXPR_AS_CONST = nodes.Expr.as_const
+_OPTIMIZECONST_CODE = optimizeconst(lambda self, node, frame: None).__code__
+
+
+def _fold_first(visit: Callable[..., None]) -> Callable[..., None]:
+    """jinja's ``optimizeconst`` wrapper, comparing by identity before comparing structurally."""
+
+    def folding_visit(self: LimitedCodeGenerator, node: nodes.Expr, frame: Frame, **kwargs: Any) -> None:
+        if self.optimizer is not None and not frame.eval_ctx.volatile:
+            new_node = self.optimizer.visit(node, frame.eval_ctx)
+            if new_node is not node and new_node != node:  # jinja: `new_node != node`, a field-by-field walk
+                return self.visit(new_node, frame)  # type: ignore[no-any-return]
+        return visit(self, node, frame, **kwargs)
+
+    return functools.update_wrapper(folding_visit, visit)
+
 
 def _child_nodes(node: nodes.Node) -> list[nodes.Node]:
-    """``list(node.iter_child_nodes())`` without jinja's two generators per node."""
+    """``list(node.iter_child_nodes())`` without jinja's two generators per node (fields live in ``__dict__``)."""
     out: list[nodes.Node] = []
+    attrs = node.__dict__
     for name in node.fields:
-        item = getattr(node, name, None)
+        item = attrs.get(name)
+        if item is None:
+            continue
         if isinstance(item, list):
-            out.extend(n for n in item if isinstance(n, nodes.Node))
+            out.extend([n for n in item if isinstance(n, nodes.Node)])
         elif isinstance(item, nodes.Node):
             out.append(item)
     return out
 
 
-def _find_all(root: nodes.Node, types: tuple[type[nodes.Node], ...]) -> dict[type[nodes.Node], list[nodes.Node]]:
-    """``{t: list(root.find_all(t)) for t in types}`` in one walk (pre-order, as jinja's)."""
-    found: dict[type[nodes.Node], list[nodes.Node]] = {t: [] for t in types}
-    stack = _child_nodes(root)[::-1]
-    while stack:
-        node = stack.pop()
-        for t in types:
-            if isinstance(node, t):
-                found[t].append(node)
-        stack.extend(reversed(_child_nodes(node)))
-    return found
+_FIND_TYPES = (nodes.Extends, nodes.Block, nodes.ImportedName)
+# what a node class is to the walks jinja makes: visitors dispatch on the class name, find_all on isinstance
+_IS_NAME, _IS_BLOCK, _VISITS_AS_NAME, _VISITS_AS_BLOCK, _IS_FOR, _FOUND = 1, 2, 4, 8, 16, 32
+_KINDS: dict[type, int] = {}
 
 
-# What jinja's visit_For finds by walking a loop's whole subtree, per node: the context of the first
-# ``loop`` name (not descending into blocks), whether a scoped block is inside, the first ``loop`` store.
-_Facts = tuple[str | None, bool, nodes.Name | None]
+def _kind(cls: type) -> int:
+    kind = _KINDS.get(cls)
+    if kind is None:
+        kind = (_IS_NAME * issubclass(cls, nodes.Name) | _IS_BLOCK * issubclass(cls, nodes.Block)
+                | _VISITS_AS_NAME * (cls.__name__ == "Name") | _VISITS_AS_BLOCK * (cls.__name__ == "Block")
+                | _IS_FOR * issubclass(cls, nodes.For) | _FOUND * issubclass(cls, _FIND_TYPES))
+        _KINDS[cls] = kind
+    return kind
+
+
+_NO_FACTS: tuple[str | None, bool, nodes.Name | None] = (None, False, None)
+
+
+class _TreeFacts:
+    """What jinja's code generator learns by walking the tree again and again, from one walk.
+
+    * ``found``: the Extends, Block and ImportedName nodes in jinja's ``find_all`` order;
+    * ``loops``: per ``For`` node, what jinja's ``visit_For`` gets from ``find_undeclared`` and
+      two ``find_all`` walks of the loop: whether the first ``loop`` name in its body (not
+      looking into blocks) reads it, whether a scoped block is inside, the first ``loop`` store;
+    * ``kids``: every node's child nodes (the tree is walked before anything rewrites it).
+    """
+
+    def __init__(self, root: nodes.Node, kids: dict[int, tuple[nodes.Node, list[nodes.Node]]] | None = None) -> None:
+        self.kids: dict[int, tuple[nodes.Node, list[nodes.Node]]] = kids if kids is not None else {}
+        self.loops: dict[int, tuple[nodes.For, bool, bool, nodes.Name | None]] = {}
+        self.found: dict[type, list[nodes.Node]] = {t: [] for t in _FIND_TYPES}
+        # per node: (ctx of the first `loop` name, outside blocks; a scoped block inside; the first `loop` store)
+        facts: dict[int, tuple[str | None, bool, nodes.Name | None]] = {}
+        stack: list[tuple[nodes.Node, list[nodes.Node] | None]] = [(root, None)]
+        while stack:
+            node, kids = stack[-1]
+            if kids is None:  # first visit, in pre-order
+                kids = self.children(node)
+                if _kind(type(node)) & _FOUND and node is not root:
+                    for t in _FIND_TYPES:
+                        if isinstance(node, t):
+                            self.found[t].append(node)
+                if kids:
+                    stack[-1] = (node, kids)
+                    stack.extend([(k, None) for k in reversed(kids)])
+                    continue
+            stack.pop()  # children done: post-order
+            first: str | None = None
+            scoped = False
+            store: nodes.Name | None = None
+            for kid in kids:
+                k_first, k_scoped, k_store = facts[id(kid)]
+                if first is None:
+                    first = k_first
+                scoped = scoped or k_scoped
+                if store is None:
+                    store = k_store
+            kind = _kind(type(node))
+            if kind:
+                if kind & _VISITS_AS_NAME:
+                    first = node.ctx if node.name == "loop" else None
+                elif kind & _VISITS_AS_BLOCK:
+                    first = None  # jinja's undeclared-name search does not enter blocks
+                if kind & _IS_BLOCK and node.scoped:
+                    scoped = True
+                if kind & _IS_NAME and store is None and node.name == "loop" and node.ctx == "store":
+                    store = node
+                if kind & _IS_FOR:  # neither a name nor a block: its facts are its children's
+                    body_first = next((f for f in (facts[id(b)][0] for b in node.body) if f is not None), None)
+                    self.loops[id(node)] = (node, body_first == "load", scoped, store)
+            facts[id(node)] = _NO_FACTS if first is None and not scoped and store is None else (first, scoped, store)
+
+    def children(self, node: nodes.Node) -> list[nodes.Node]:
+        hit = self.kids.get(id(node))
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        kids = self.kids[id(node)] = (node, _child_nodes(node))
+        return kids[1]
+
+
+class _ChatParser(Parser):
+    """jinja's parser; its final walk of the tree (setting each node's environment) also lists
+    every node's children, which the code generator's one walk (:class:`_TreeFacts`) reuses."""
+
+    def parse(self) -> nodes.Template:
+        result = nodes.Template(self.subparse(), lineno=1)
+        kids: dict[int, tuple[nodes.Node, list[nodes.Node]]] = {}
+        todo: list[nodes.Node] = [result]
+        while todo:  # Node.set_environment, without its generators
+            node = todo.pop()
+            node.environment = self.environment
+            children = _child_nodes(node)
+            kids[id(node)] = (node, children)
+            todo.extend(children)
+        self.environment._parsed = (result, kids)  # type: ignore[attr-defined] # read once by the generator
+        return result
 
 
 class LimitedCodeGenerator(CodeGenerator):
@@ -653,8 +797,9 @@ class LimitedCodeGenerator(CodeGenerator):
 
     Generates exactly jinja's code apart from those checks, faster: visitors are
     looked up once per node type, constants folded once per subtree
-    (:class:`_FoldOnce`), and a loop's facts come from one pass over the
-    outermost loop instead of three walks of every nested loop body.
+    (:class:`_FoldOnce`), and what jinja finds by walking the tree (blocks,
+    dependencies, each loop's use of ``loop``) comes from one walk
+    (:class:`_TreeFacts`) instead of several per template and three per loop.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -662,7 +807,7 @@ class LimitedCodeGenerator(CodeGenerator):
         if self.optimizer is not None:
             self.optimizer = _FoldOnce(self.environment)
         self._visitors: dict[type, Callable[..., Any]] = {}
-        self._facts: dict[int, tuple[nodes.Node, _Facts]] = {}
+        self._tree: _TreeFacts | None = None
 
     def visit(self, node: nodes.Node, *args: Any, **kwargs: Any) -> Any:
         f = self._visitors.get(type(node))
@@ -675,7 +820,7 @@ class LimitedCodeGenerator(CodeGenerator):
         frame.buffer = self.temporary_identifier()
         self.writeline(f"{frame.buffer} = environment.new_buffer()")
 
-    @optimizeconst
+    @_fold_first
     def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
         if frame.eval_ctx.volatile:
             markup = "context.eval_ctx.volatile"  # as jinja's own visit_Concat decides
@@ -707,19 +852,24 @@ class LimitedCodeGenerator(CodeGenerator):
     def visit_Getitem(self, node: nodes.Getitem, frame: Frame) -> None:
         if isinstance(node.arg, nodes.Slice):  # jinja slices directly, bypassing environment.getitem
             self.write("environment.limited_slice(")
-            super().visit_Getitem(node, frame)
+            _jinja_getitem(self, node, frame)
             self.write(")")
         else:
-            super().visit_Getitem(node, frame)
+            _jinja_getitem(self, node, frame)
 
     # -- whole-template walks -------------------------------------------------------------------------------
 
     def visit_Template(self, node: nodes.Template, frame: Frame | None = None) -> None:
         """jinja's, with its three ``find``/``find_all`` walks of the tree answered by one."""
-        found = _find_all(node, (nodes.Extends, nodes.Block, nodes.ImportedName))
+        parsed = getattr(self.environment, "_parsed", None)
+        kids = None
+        if parsed is not None and parsed[0] is node:  # this tree, untouched since the parser walked it
+            kids = parsed[1]
+            self.environment._parsed = None  # type: ignore[attr-defined]
+        self._tree = tree = _TreeFacts(node, kids)
 
         def find_all(node_type: Any) -> Iterator[Any]:
-            hit = found.get(node_type)
+            hit = tree.found.get(node_type)
             return iter(hit) if hit is not None else nodes.Node.find_all(node, node_type)
 
         node.find_all = find_all  # type: ignore[method-assign] # this node only, for this call
@@ -732,6 +882,7 @@ class LimitedCodeGenerator(CodeGenerator):
         """jinja's: bind every filter and test the code uses (found without a recursive visitor)."""
         filters: set[str] = set()
         tests: set[str] = set()
+        children = self._tree.children if self._tree is not None else _child_nodes
         stack = list(body)[::-1]
         while stack:
             node = stack.pop()
@@ -742,7 +893,7 @@ class LimitedCodeGenerator(CodeGenerator):
                 filters.add(node.name)
             elif kind == "Test":
                 tests.add(node.name)
-            stack.extend(reversed(_child_nodes(node)))
+            stack.extend(reversed(children(node)))
         for id_map, names, dependency in ((self.filters, filters, "filters"), (self.tests, tests, "tests")):
             for name in sorted(names):
                 if name not in id_map:
@@ -763,49 +914,12 @@ class LimitedCodeGenerator(CodeGenerator):
 
     # -- loops ----------------------------------------------------------------------------------------------
 
-    def _node_facts(self, root: nodes.Node) -> _Facts:
-        """The facts of ``root``'s subtree, computed bottom-up once for it and every node inside."""
-        done = self._facts
-        hit = done.get(id(root))
-        if hit is not None and hit[0] is root:
-            return hit[1]
-        stack: list[tuple[nodes.Node, list[nodes.Node] | None]] = [(root, None)]
-        while stack:
-            node, kids = stack[-1]
-            if kids is None:
-                kids = _child_nodes(node)
-                stack[-1] = (node, kids)
-                stack.extend((k, None) for k in reversed(kids) if id(k) not in done)
-                continue
-            stack.pop()
-            if type(node) is nodes.Name:
-                is_loop = node.name == "loop"
-                facts: _Facts = (node.ctx if is_loop else None, False,
-                                 node if is_loop and node.ctx == "store" else None)
-            else:
-                first, scoped, store = self._combine(kids)
-                if type(node) is nodes.Block:
-                    first, scoped = None, scoped or bool(node.scoped)  # jinja's loop-name search stops at blocks
-                facts = (first, scoped, store)
-            done[id(node)] = (node, facts)
-        return done[id(root)][1]
-
-    def _combine(self, kids: list[nodes.Node]) -> _Facts:
-        first: str | None = None
-        scoped = False
-        store: nodes.Name | None = None
-        for kid in kids:
-            k_first, k_scoped, k_store = self._node_facts(kid)
-            first = first if first is not None else k_first
-            scoped = scoped or k_scoped
-            store = store if store is not None else k_store
-        return first, scoped, store
-
     def visit_For(self, node: nodes.For, frame: Frame) -> None:
         """jinja 3.1's ``visit_For``, iterating through ``environment.loop_iter`` (the deadline check)."""
-        self._node_facts(node)
-        first_loop, _, _ = self._combine(node.body)
-        _, scoped_block, loop_store = self._combine(_child_nodes(node))
+        hit = self._tree.loops.get(id(node)) if self._tree is not None else None
+        if hit is None or hit[0] is not node:
+            hit = _TreeFacts(node).loops[id(node)]
+        _, reads_loop, scoped_block, loop_store = hit
 
         loop_frame = frame.inner()
         loop_frame.loop_frame = True
@@ -813,7 +927,7 @@ class LimitedCodeGenerator(CodeGenerator):
         else_frame = frame.inner()
 
         # an extended loop (a LoopContext) when recursive, when the body reads `loop`, or holds a scoped block
-        extended_loop = node.recursive or first_loop == "load" or scoped_block
+        extended_loop = node.recursive or reads_loop or scoped_block
 
         loop_ref = None
         if extended_loop:
@@ -927,6 +1041,14 @@ class LimitedCodeGenerator(CodeGenerator):
         self.write(")")
 
 
+# jinja's own folding visitors (visit_Getattr, the operators, ...), with the cheaper comparison
+_jinja_getitem = _fold_first(CodeGenerator.visit_Getitem.__wrapped__)  # type: ignore[attr-defined]
+for _name, _visit in vars(CodeGenerator).items():
+    if _name.startswith("visit_") and _name not in vars(LimitedCodeGenerator) \
+            and getattr(_visit, "__code__", None) is _OPTIMIZECONST_CODE:
+        setattr(LimitedCodeGenerator, _name, _fold_first(_visit.__wrapped__))
+
+
 class _Buffer(list):  # type: ignore[type-arg]
     """The output buffer of a macro, call or set block: refuses to grow past the size limit."""
 
@@ -991,6 +1113,11 @@ class ChatSandbox(ImmutableSandboxedEnvironment):
     code_generator_class = LimitedCodeGenerator
     intercepted_binops = frozenset(["+", "*", "**", "%"])
     concat = staticmethod(_limited_concat)  # type: ignore[assignment]
+
+    _parsed: tuple[nodes.Template, dict[int, tuple[nodes.Node, list[nodes.Node]]]] | None = None
+
+    def _parse(self, source: str, name: str | None, filename: str | None) -> nodes.Template:
+        return _ChatParser(self, source, name, filename).parse()
 
     # -- hooks the generated code calls --------------------------------------------------------------------
 
@@ -1124,7 +1251,18 @@ class ChatSandbox(ImmutableSandboxedEnvironment):
         cap = _limits(state).max_output
         if isinstance(owner, str):
             args, kwargs = _check_str_call(owner, __obj.__name__, args, kwargs, cap)
-        rv = super().call(__context, __obj, *args, **kwargs)
+        if type(__obj) is BuiltinMethodType and type(owner) in _PLAIN_CALL_OWNERS:
+            # what jinja's sandboxed call does for a builtin method of a plain value (always a safe callable,
+            # taking no context): drop jinja's private keywords, call, and read StopIteration as undefined
+            kwargs.pop("_block_vars", None)
+            kwargs.pop("_loop_vars", None)
+            try:
+                rv = __obj(*args, **kwargs)
+            except StopIteration:
+                rv = __context.environment.undefined(
+                    "value was undefined because a callable raised a StopIteration exception")
+        else:
+            rv = super().call(__context, __obj, *args, **kwargs)
         if owner is not None:
             if __obj.__name__ in _LOOKUP_METHODS:
                 return rv  # an existing object; nothing was built
@@ -1208,7 +1346,9 @@ def render_limited(template: jinja2.Template, context: dict[str, Any], limits: R
     try:
         parts: list[str] = []
         size = 0
-        chunks = template.generate(**context)
+        # what template.generate() runs, minus its traceback rewriting (a compile() per template frame):
+        # errors keep the frames of the generated code, which Renderer maps to template lines
+        chunks = template.root_render_func(_new_context(template, context))
         for chunk in chunks:
             size += len(chunk)
             if size > limits.max_output:
@@ -1218,5 +1358,20 @@ def render_limited(template: jinja2.Template, context: dict[str, Any], limits: R
             if time.monotonic() > state.deadline:
                 chunks.throw(_timeout(state))
         return "".join(parts)
+    except jinja2.TemplateSyntaxError:
+        template.environment.handle_exception()  # jinja attaches the source to these, as generate() would
+        raise  # handle_exception raises; not reached
     finally:
         _STATE.reset(token)
+
+
+def _new_context(template: jinja2.Template, context: dict[str, Any]) -> Context:
+    """``template.new_context(context)`` with the globals flattened as ``dict(template.globals)`` would."""
+    globals_ = template.globals
+    if isinstance(globals_, ChainMap):
+        flat: dict[str, Any] = {}
+        for mapping in reversed(globals_.maps):  # later maps first, earlier ones override: ChainMap's reading
+            flat.update(mapping)
+        globals_ = flat
+    return jinja2.runtime.new_context(template.environment, template.name, template.blocks, context,
+                                      False, globals_, None)

@@ -13,6 +13,7 @@ from typing import Any
 
 import jinja2
 from jinja2.sandbox import SecurityError
+from jinja2.utils import internal_code
 
 from ..errors import TemplateError, TemplateLimitError, TemplateSecurityError
 from .environment import RenderLimits, input_weights, make_environment, render_limited
@@ -26,6 +27,11 @@ def _compile(source: str) -> jinja2.Template:
     return make_environment().from_string(source)
 
 
+def clear_caches() -> None:
+    """Forget every compiled template, so the next analysis of any template starts cold (benchmarks)."""
+    _compile.cache_clear()
+
+
 def plain_data(x: Any) -> Any:
     """Rebuild ``x`` from plain JSON-like types, as transformers' ``_plain_template_data`` does.
 
@@ -37,10 +43,11 @@ def plain_data(x: Any) -> Any:
     t = type(x)
     if x is None or t is str or t is int or t is float or t is bool:
         return x
-    if t is dict:
-        return {plain_data(k): plain_data(v) for k, v in x.items()}
+    if t is dict:  # str keys and values are kept as they are, without a call each
+        return {k if type(k) is str else plain_data(k): v if type(v) is str else plain_data(v)
+                for k, v in x.items()}
     if t is list:
-        return [plain_data(v) for v in x]
+        return [v if type(v) is str else plain_data(v) for v in x]
     if isinstance(x, str):
         return str.__str__(x)
     if isinstance(x, int):
@@ -79,14 +86,24 @@ def alias_reasoning(messages: list[Any]) -> list[Any]:
 
 
 def _template_line(exc: BaseException) -> int | None:
-    """The template line an error was raised at (the innermost template frame of its traceback)."""
+    """The template line an error was raised at (the innermost template frame of its traceback).
+
+    A frame of generated template code maps its Python line to the template line
+    as jinja's traceback rewriting would (skipping jinja's internal frames); a
+    frame jinja already rewrote names it.
+    """
     lineno = getattr(exc, "lineno", None)
     if isinstance(lineno, int) and lineno > 0:
         return lineno
     tb: TracebackType | None = exc.__traceback__
     found = None
     while tb is not None:
-        if tb.tb_frame.f_code.co_filename == _TEMPLATE_FILENAME:
+        template = tb.tb_frame.f_globals.get("__jinja_template__")
+        if tb.tb_frame.f_code in internal_code:
+            pass  # jinja's rewriting skips its internal frames (such as a missing filter's stub)
+        elif template is not None:
+            found = template.get_corresponding_lineno(tb.tb_lineno)
+        elif tb.tb_frame.f_code.co_filename == _TEMPLATE_FILENAME:
             found = tb.tb_lineno
         tb = tb.tb_next
     return found
@@ -115,10 +132,14 @@ class Renderer:
         except Exception as e:  # anything else compiling a template can raise
             raise self._error(e, "compile") from None
 
+    @functools.cached_property
+    def _lines(self) -> list[str]:
+        return self.source.splitlines()
+
     def _line(self, lineno: int | None) -> str | None:
         if not lineno:
             return None
-        lines = self.source.splitlines()
+        lines = self._lines
         return lines[lineno - 1] if 0 < lineno <= len(lines) else None
 
     def _error(self, exc: BaseException, phase: str = "render") -> TemplateError:
