@@ -15,10 +15,9 @@ Properties, each its own hypothesis test:
   (three characters or more) is found in the content, the reasoning, a call's name, id or
   arguments (raw or decoded).
 
-Runtime bugs the properties found are listed in ``KNOWN``, each with a strict-xfail minimal
-reproduction at the end of this file; an example that fails a property only in the way an
-entry describes (checked by ``known_*``) is counted under the entry instead of failing. The
-number of examples tried, and of known issues hit, is printed after the module (``-s``).
+A hang (no result within ``HANG_LIMIT``) fails the example. Minimal cases of the bugs the
+properties found are tests at the end of this file. The number of examples tried is printed
+after the module (``-s``).
 """
 
 from __future__ import annotations
@@ -344,7 +343,7 @@ def lost_words(s: Subject, text: str, msg: Message) -> list[str]:
     Not checked, as the output was cut short there: the start of a marker the text ends with;
     when the message is truncated, the word the text ends in; and when it ends inside a call,
     the call's unfinished last member (after the last ``,{[(``: a key without its value, or a
-    number cut short, has no place in JSON arguments). A word counts as kept as written,
+    number cut short, has no place in JSON arguments); a word in a broken key (``mangled_keys``). A word counts as kept as written,
     JSON-unescaped, or without its backslashes (escape syntax).
     """
     kept = kept_text(msg)
@@ -352,11 +351,14 @@ def lost_words(s: Subject, text: str, msg: Message) -> list[str]:
     rest = rest[:len(rest) - marker_prefix_at_end(s, rest)]
     end = len(rest)
     if msg.truncated and any(c.truncated for c in msg.tool_calls):
-        cut = max(text.rfind(ch, 0, end) for ch in ",{[(")
+        cut = max(text.rfind(ch, 0, len(rest.rstrip())) for ch in ",{[(")   # not in a marker it ends with
         end = cut if cut >= 0 else end
     lost = []
+    keys = mangled_keys(s, text)
     for m in WORD.finditer(rest):
         if m.end() > end or (msg.truncated and m.end() == len(rest)):
+            continue
+        if any(a <= m.start() < b for a, b in keys):
             continue
         word = m.group()
         if len(word) >= 3 and not any(w in kept for w in (word, _unescape(word), word.replace("\\", ""))):
@@ -373,160 +375,18 @@ def stream(req: Request, chunks: list[str]) -> dict[str, Any]:
     return merge_deltas(deltas)
 
 
-# ---------------------------------------------------------------- known runtime issues
-# Each has a strict-xfail reproduction below; an example that fails a property only in the way
-# an entry describes is counted under it instead of failing (see ``known_*``).
-KNOWN: dict[str, str] = {
-    "json-passthrough": "JSON arguments keep the model's raw control characters and invalid escapes "
-                        "inside strings: the arguments are not valid JSON",
-    "stream-double-close": "a call end marker written twice: a stream cut before the first one "
-                           "swallows the second, parse keeps it as content",
-    "stream-call-breaks-after-name": "a JSON call that breaks after its name: parse keeps the whole call "
-                                     "as content, a stream has announced it and drops the broken member",
-    "stream-tagged-value-newlines": "a tagged value opening with two newlines (<parameter=k>\\n\\nv): parse "
-                                    "keeps one, a stream cut after the first newline strips both",
-    "envelope-member-dropped": "a JSON call object's members other than name/arguments/id are dropped "
-                               "silently; a mangled \"arguments\" key loses all the arguments",
-    "name-key-scalar": "name-as-key calls ({\"NAME\": ARGS}) take the first member of any object in the "
-                       "section: a string value becomes raw, non-JSON arguments, later members are dropped",
-    "broken-member-dropped": "JSON arguments that break inside a member (a marker or whitespace in a "
-                             "token): the arguments close before it and the rest is content, but the "
-                             "member itself (\"location\": ) is in neither",
-    "literal-span-dropped": "a stray bracket in literal arguments (u[nit='c') runs the call on: only its "
-                            "first literal is read, the rest (later calls) is dropped though the warning "
-                            "says it was kept as content",
-    "literal-unclosed": "literal arguments ({k:<|\"|>v<|\"|>}, f(k='v')) that never close give {} "
-                        "and every later character of the output is dropped",
-}
-TOLERATED: Counter[str] = Counter()
-_VALID_ESCAPE = re.compile(r'\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})')
-
-
-def repair_strings(text: str) -> tuple[str, list[str]]:
-    """JSON text with raw control characters and invalid escapes inside strings escaped,
-    and the pieces that needed it."""
-    out: list[str] = []
-    bad: list[str] = []
-    i, in_string = 0, False
-    while i < len(text):
-        ch = text[i]
-        if in_string and ch == "\\":
-            m = _VALID_ESCAPE.match(text, i)
-            if m is None:
-                bad.append(text[i:i + 2])
-            out.append(m.group() if m else "\\\\")
-            i = m.end() if m else i + 1
-            continue
-        if in_string and ch < " ":
-            bad.append(ch)
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-            in_string = in_string != (ch == '"')
-        i += 1
-    return "".join(out), bad
-
-
-def _name_is_key(s: Subject) -> bool:
-    t = s.req.spec.tools
-    return t is not None and t.json is not None and t.json.name_is_key
-
-
-def _object(arguments: str) -> bool:
-    try:
-        return isinstance(json.loads(arguments), dict)
-    except ValueError:
-        return False
-
-
-def known_bad_arguments(s: Subject, text: str, arguments: str) -> str | None:
-    if _name_is_key(s) and not arguments.lstrip().startswith("{"):
-        return "name-key-scalar"
-    repaired, bad = repair_strings(arguments)
-    try:
-        json.loads(repaired)
-    except ValueError:
-        return None
-    # only what the model wrote itself: a control character or bad escape the parser made is no excuse
-    return "json-passthrough" if all(b in text for b in bad) else None
-
-
-def _marker_re(marker: str) -> str:
-    return r"\s*".join(re.escape(p) for p in marker.split())
-
-
-def known_stream_difference(s: Subject, text: str, parsed: Message, streamed: dict[str, Any]) -> str | None:
-    t = s.req.spec.tools
-    if t is not None and t.call_end.strip() and re.search(_marker_re(t.call_end) + r"\s*" + _marker_re(t.call_end), text):
-        return "stream-double-close"
-    if any("did not match the format" in w for w in parsed.warnings) and \
-            len(streamed["tool_calls"]) > len(parsed.tool_calls):
-        return "stream-call-breaks-after-name"
-    if t is not None and t.tagged is not None and _lstripped(streamed) == _lstripped(parsed.to_dict()):
-        return "stream-tagged-value-newlines"
-    return None
-
-
-def _lstripped(message: dict[str, Any]) -> dict[str, Any]:
-    """The message with leading whitespace of string argument values removed."""
-    out = dict(message, tool_calls=[])
-    for c in message["tool_calls"]:
-        try:
-            args = json.loads(c["function"]["arguments"])
-        except ValueError:
-            args = c["function"]["arguments"]
-        if isinstance(args, dict):
-            args = {k: v.lstrip() if isinstance(v, str) else v for k, v in args.items()}
-        out["tool_calls"].append((c["id"], c["function"]["name"], args))
-    return out
-
-
+# ---------------------------------------------------------------- mangled keys
 _KEY = re.compile(r"""(["'])((?:(?!\1)[^\\])*)\1(?=\s*:)""")
 
 
-def _positions(text: str, word: str) -> list[int]:
-    return [m.end() for m in re.finditer(re.escape(word), text)]
+def mangled_keys(s: Subject, text: str) -> list[tuple[int, int]]:
+    """Spans of the JSON keys in ``text`` that whitespace or a marker broke (``"argu\\nments"``).
 
-
-def content_starts(text: str, content: str) -> list[int]:
-    """Where in ``text`` the pieces of ``content`` may begin (each piece as long as it runs on in the text)."""
-    starts: list[int] = []
-    pos = i = 0
-    while i < len(content):
-        lo, hi = i + 1, len(content)       # the longest content[i:j] still in text[pos:]
-        if text.find(content[i:lo], pos) < 0:
-            i += 1                         # a character the parser added (none today): skip it
-            continue
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if text.find(content[i:mid], pos) >= 0:
-                lo = mid
-            else:
-                hi = mid - 1
-        at = text.find(content[i:lo], pos)
-        starts += [pos + m.start() for m in re.finditer(re.escape(content[i:lo]), text[pos:])]  # any may be it
-        pos, i = at + lo - i, lo
-    return starts
-
-
-def known_loss(s: Subject, text: str, msg: Message, lost: list[str]) -> str | None:
-    t = s.req.spec.tools
-    literal = t is not None and t.args == "literal"
-    if literal and any(c.truncated and c.arguments == "{}" for c in msg.tool_calls):
-        return "literal-unclosed"
-    if literal and any("did not match the format" in w for w in msg.warnings):
-        return "literal-span-dropped"
-    # each lost word sits just before a point where the text resumes as content (a call broke there)
-    resumed = content_starts(text, msg.content or "") if msg.tool_calls else []
-    if resumed and all(any(0 < b - p <= 40 for p in _positions(text, w) for b in resumed) for w in lost):
-        return "broken-member-dropped"
-    if _name_is_key(s) and not all(_object(c.arguments) for c in msg.tool_calls):
-        return "name-key-scalar"
-    # keys with whitespace or markers written into them: the loss goes once they are mended
-    mended = _KEY.sub(lambda m: m.group(1) + s.tags.sub("", "".join(m.group(2).split())) + m.group(1), text)
-    if mended != text and not lost_words(s, mended, s.req.parse(mended)):
-        return "envelope-member-dropped"
-    return None
+    Such a key of a call object is read as the member it stands for (its arguments, under
+    whatever key), and the key itself is not kept: documented behaviour, not lost text.
+    """
+    return [m.span(2) for m in _KEY.finditer(text)
+            if s.tags.search(m.group(2)) or any(c.isspace() for c in m.group(2))]
 
 
 class Hang(BaseException):
@@ -576,9 +436,7 @@ def report() -> Iterator[None]:
     """Print how many examples the properties tried (``pytest -s`` shows it)."""
     yield
     per = ", ".join(f"{k} {v}" for k, v in sorted(COUNTS.items()))
-    known = ", ".join(f"{k} {v}" for k, v in sorted(TOLERATED.items())) or "none"
-    print(f"\nmalformed-output properties: {sum(COUNTS.values())} examples ({per}); "
-          f"known issues hit: {known}")
+    print(f"\nmalformed-output properties: {sum(COUNTS.values())} examples ({per})")
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -601,9 +459,6 @@ def test_stream_equals_parse(kind: str, data: st.DataObject) -> None:
     with returns(ex.subject):
         parsed = ex.subject.req.parse(ex.text)
         streamed = stream(ex.subject.req, ex.chunks)
-        if streamed != parsed.to_dict() and (why := known_stream_difference(ex.subject, ex.text, parsed, streamed)):
-            TOLERATED[why] += 1
-            return
         assert streamed == parsed.to_dict()
 
 
@@ -617,13 +472,7 @@ def test_arguments_are_json(kind: str, data: st.DataObject) -> None:
     with returns(ex.subject):
         calls = [c for partial in (False, True) for c in ex.subject.req.parse(ex.text, partial=partial).tool_calls]
     for call in calls:
-        try:
-            json.loads(call.arguments)
-        except ValueError:
-            why = known_bad_arguments(ex.subject, ex.text, call.arguments)
-            if why is None:
-                raise
-            TOLERATED[why] += 1
+        json.loads(call.arguments)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -635,9 +484,6 @@ def test_no_text_lost(kind: str, data: st.DataObject) -> None:
     with returns(ex.subject):
         msg = ex.subject.req.parse(ex.text)
         lost = lost_words(ex.subject, ex.text, msg)
-        if lost and (why := known_loss(ex.subject, ex.text, msg, lost)):
-            TOLERATED[why] += 1
-            return
         assert not lost, f"lost {lost[:5]} from {ex.text!r}: {msg.to_dict()}"
 
 
@@ -648,11 +494,7 @@ def test_sample_covers_templates() -> None:
     assert all(subjects_for(k) for k in KINDS)
 
 
-# ---------------------------------------------------------------- minimal reproductions of KNOWN
-def _repro(key: str) -> Any:
-    return pytest.mark.xfail(strict=True, raises=AssertionError, reason=KNOWN[key])
-
-
+# ---------------------------------------------------------------- minimal cases the properties found
 def _hermes() -> Request:
     return template(turns.FIXTURES / "hermes_json.jinja").apply(
         [{"role": "user", "content": "hi"}], tools=turns.TOOLS)
@@ -669,54 +511,68 @@ def _args(msg: Message) -> list[Any]:
     return out
 
 
-@_repro("json-passthrough")
-def test_repro_raw_newline_in_json_string() -> None:
+def test_raw_newline_in_json_string_is_escaped() -> None:
     msg = _hermes().parse('<tool_call>{"name": "search_docs", "arguments": {"code": "a\nb"}}</tool_call>')
-    assert _args(msg) == [{"code": "a\nb"}]            # today: '{"code": "a<LF>b"}', not JSON
+    assert _args(msg) == [{"code": "a\nb"}]
+    assert msg.malformed and any("escaped" in w for w in msg.warnings)
 
 
-@_repro("json-passthrough")
-def test_repro_invalid_escape_in_json_string() -> None:
-    msg = _hermes().parse('<tool_call>{"name": "search_docs", "arguments": {"code": "a\\qb"}}</tool_call>')
-    assert _args(msg) in ([{"code": "a\\qb"}], [{"code": "aqb"}])   # today: '{"code": "a\\qb"}', not JSON
+def test_stray_backslash_in_json_string_is_kept() -> None:
+    msg = _hermes().parse('<tool_call>{"name": "search_docs", "arguments": {"code": "a\\qb \\u00e9"}}</tool_call>')
+    assert _args(msg) == [{"code": "a\\qb \u00e9"}]
 
 
-@_repro("stream-double-close")
-def test_repro_stream_swallows_doubled_call_end() -> None:
+def test_doubled_call_end_stays_content_in_a_stream() -> None:
     req = _hermes()
     text = '<tool_call>{"name": "get_weather", "arguments": {}}</tool_call></tool_call>'
     assert req.parse(text).content == "</tool_call>"
-    assert stream(req, [text[:51], text[51:]]) == req.parse(text).to_dict()   # today: content None
+    assert stream(req, [text[:51], text[51:]]) == req.parse(text).to_dict()
 
 
-@_repro("stream-call-breaks-after-name")
-def test_repro_stream_json_call_breaking_after_name() -> None:
+def test_json_call_breaking_after_its_name() -> None:
+    """The call is announced (a stream has sent its header); the broken member is content."""
     req = _hermes()
     text = '<tool_call>{"name": "get_weather", "arguments": {"unit":x}}</tool_call>'
-    # parse: no call, the text as content; a stream: call get_weather {} and content 'x}}</tool_call>'
-    assert stream(req, list(text)) == req.parse(text).to_dict()
+    msg = req.parse(text)
+    assert [c.name for c in msg.tool_calls] == ["get_weather"] and _args(msg) == [{}]
+    assert msg.content == '"unit":x}}</tool_call>' and msg.malformed
+    assert stream(req, list(text)) == msg.to_dict()
 
 
-@_repro("name-key-scalar")
-def test_repro_name_as_key_string_value() -> None:
+def test_name_as_key_with_a_scalar_value_is_content() -> None:
     req = template(turns.FIXTURES / "name_as_key.jinja").apply([{"role": "user", "content": "hi"}], tools=turns.TOOLS)
     msg = req.parse('<|tools_prefix|>[{"location": "Paris, France", "unit": "celsius"}]<|tools_suffix|>')
-    assert all(isinstance(a, dict) for a in _args(msg))   # today: call "location", arguments 'Paris, France'
-    assert "celsius" in kept_text(msg)                      # today: dropped
+    assert msg.tool_calls == []
+    assert msg.content is not None and '"location": "Paris, France", "unit": "celsius"' in msg.content
 
 
-@_repro("stream-tagged-value-newlines")
-def test_repro_stream_tagged_value_two_newlines() -> None:
+def test_name_as_key_extra_member_is_content() -> None:
+    req = template(turns.FIXTURES / "name_as_key.jinja").apply([{"role": "user", "content": "hi"}], tools=turns.TOOLS)
+    msg = req.parse('<|tools_prefix|>[{"get_weather": {"location": "Paris"}, "unit": "celsius"}]<|tools_suffix|>')
+    assert _args(msg) == [{"location": "Paris"}]
+    assert msg.content == '"unit": "celsius"' and msg.malformed
+
+
+def test_tagged_value_opening_with_two_newlines_in_a_stream() -> None:
     req = template(turns.FIXTURES / "xml_params.jinja").apply([{"role": "user", "content": "hi"}], tools=turns.TOOLS)
     text = "<tool_call>\n<function=get_weather>\n<parameter=unit>\n\ncelsius\n</parameter>\n</function>\n</tool_call>"
     assert _args(req.parse(text)) == [{"unit": "\ncelsius"}]
-    assert stream(req, [text[:52], text[52:]]) == req.parse(text).to_dict()   # today: {"unit": "celsius"}
+    for cut in range(1, len(text)):
+        assert stream(req, [text[:cut], text[cut:]]) == req.parse(text).to_dict(), cut
 
 
-@_repro("envelope-member-dropped")
-def test_repro_mangled_arguments_key_loses_arguments() -> None:
-    msg = _hermes().parse('<tool_call>{"name": "get_weather", "argu\nments": {"location": "Paris"}}</tool_call>')
-    assert "Paris" in kept_text(msg)                   # today: call get_weather {}, nothing else
+def test_arguments_under_a_mangled_or_other_key() -> None:
+    for key in ("argu\nments", "parameters"):
+        call = {"name": "get_weather", key: {"location": "Paris"}}
+        msg = _hermes().parse(f"<tool_call>{json.dumps(call)}</tool_call>".replace("\\n", "\n"))
+        assert _args(msg) == [{"location": "Paris"}] and msg.malformed, key
+
+
+def test_unknown_call_members_are_content() -> None:
+    msg = _hermes().parse('<tool_call>{"name": "get_weather", "arguments": {"location": "Paris"}, '
+                          '"type": "function", "note": "x y"}</tool_call>')
+    assert _args(msg) == [{"location": "Paris"}]
+    assert msg.content == '"note": "x y"'       # "type" is a recognised envelope member
 
 
 def _engine_parser(tools: Any) -> Callable[[str], Message]:
@@ -753,18 +609,17 @@ def _pythonic_request() -> Callable[[str], Message]:
         args="literal", literal=LiteralArgs(open="(", close=")", kv_sep="=", quotes=("'", '"'))))
 
 
-@_repro("literal-unclosed")
-def test_repro_unclosed_literal_drops_the_rest() -> None:
+def test_unclosed_literal_ends_at_the_call_end() -> None:
     parse = _literal_request()
     msg = parse('<|tool_call>call:get_weather{location:<|"|>Paris<|"|>,unit:<|"|>celsius}<tool_call|>Hello there')
-    assert "Paris" in kept_text(msg) and "Hello there" in kept_text(msg)   # today: arguments {}, no content
+    assert _args(msg) == [{"location": "Paris", "unit": "celsius}"}]
+    assert msg.content == "Hello there" and msg.malformed
 
 
-@_repro("literal-unclosed")
-def test_repro_literal_cut_short() -> None:
+def test_literal_cut_short_keeps_what_it_holds() -> None:
     parse = _literal_request()
     msg = parse('<|tool_call>call:get_weather{location:<|"|>Paris<|"|>,unit:<|"|>cel')
-    assert _args(msg) and _args(msg)[0].get("location") == "Paris"         # today: {}
+    assert _args(msg) == [{"location": "Paris", "unit": "cel"}] and msg.truncated
 
 
 def test_literal_array_closed_by_brace_returns() -> None:
@@ -778,21 +633,21 @@ def test_literal_array_closed_by_brace_returns() -> None:
             msg = parse(text)
     except Hang:
         raise AssertionError("parse did not return") from None
-    assert msg.tool_calls or "tags:[1, 2}" in (msg.content or "")
+    assert _args(msg) == [{"tags": [1, 2]}] and msg.malformed
 
 
-@_repro("literal-span-dropped")
-def test_repro_stray_bracket_in_literal_drops_next_call() -> None:
+def test_stray_bracket_in_literal_keeps_the_next_call() -> None:
     parse = _pythonic_request()
     msg = parse("<|tool_call_start|>[get_weather(location='Paris', u[nit='c'), "
                 "search_docs(query='tool parsing')]<|tool_call_end|>")
-    assert "search_docs" in kept_text(msg)   # today: one call get_weather, content '<|tool_call_end|>'
+    assert [c.name for c in msg.tool_calls] == ["get_weather", "search_docs"]
+    assert _args(msg) == [{"location": "Paris", "u[nit": "c"}, {"query": "tool parsing"}] and msg.malformed
 
 
-@_repro("broken-member-dropped")
-def test_repro_marker_inside_json_arguments_drops_member() -> None:
+def test_marker_inside_json_arguments_keeps_the_member() -> None:
     req = template(turns.FIXTURES / "kimi_sections.jinja").apply([{"role": "user", "content": "hi"}], tools=turns.TOOLS)
     msg = req.parse('<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0'
                     '<|tool_call_argument_begin|>{"location": <|tool_call_end|>"Paris"}<|tool_call_end|>'
                     '<|tool_calls_section_end|>')
-    assert "location" in kept_text(msg)   # today: arguments {}, content '"Paris"}...': the key is gone
+    assert _args(msg) == [{}] and msg.malformed
+    assert msg.content is not None and msg.content.startswith('"location": <|tool_call_end|>"Paris"}')

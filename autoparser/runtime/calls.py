@@ -16,8 +16,9 @@ import regex
 
 from . import markers as mk
 from .coerce import coerce
+from .jsonfix import StringMender
 from .jsonscan import JsonScanner
-from .literal import LiteralEnd, literal_to_json
+from .literal import LiteralEnd, literal_to_json, read_partial_literal
 from .pyliteral import python_to_json
 
 if TYPE_CHECKING:
@@ -63,11 +64,16 @@ class _ArgsStream:
         self.index = index
         self.sent = 0
         self.sink = sink   # where fragments go; defaults to the engine
+        self.mend = StringMender()
 
     def push(self, scanner: JsonScanner, start: int, end: int | None) -> None:
         limit = end if end is not None else scanner.commit
         if limit > start + self.sent:
-            fragment = scanner.text[start + self.sent:limit]
+            mended = self.mend.mended
+            fragment = self.mend(scanner.text[start + self.sent:limit])
+            if self.mend.mended and not mended:
+                self.engine.warn("tool arguments held raw control characters or stray backslashes "
+                                 "in strings; they were escaped")
             if self.sink is not None:
                 self.sink(fragment)
             else:
@@ -90,6 +96,7 @@ class JsonCallReader(CallReader):
         self.index: int | None = None
         self.args: _ArgsStream | None = None
         self.name: str | None = None
+        self.not_a_call: int | None = None   # where the text stopped fitting a call that was never announced
 
     def can_start(self, buf: str, pos: int) -> bool:
         return buf[pos] == "{"
@@ -107,8 +114,11 @@ class JsonCallReader(CallReader):
             fed = self.start + len(self.scanner.text)
         end = self.scanner.feed(buf[fed:])
         if self.scanner.failed:
+            self._progress(None)   # what came before the break, as a stream would have seen it
             return self._fail(buf)
         self._progress(end)
+        if self.not_a_call is not None:
+            return "bad", self.not_a_call
         if end is None:
             if final:
                 return "more", len(buf)
@@ -119,9 +129,11 @@ class JsonCallReader(CallReader):
 
     def _fail(self, buf: str) -> tuple[str, int]:
         if self.index is not None:
-            # the call was announced: close what was sent, keep the rest as content
+            # the call was announced: close what was sent; the text after the last complete value
+            # (a member cut by a marker, a stray token) is content again
             self.truncate()
-            return "done", self.start + self.scanner.pos if self.start is not None else len(buf)
+            self.engine.warn("tool call broke off; its arguments were closed and the rest kept as content")
+            return "done", self.start + self.scanner.commit if self.start is not None else len(buf)
         return "bad", len(buf) if self.start is None else self.start + self.scanner.pos
 
     def _name_path(self) -> tuple[Any, ...] | None:
@@ -138,6 +150,11 @@ class JsonCallReader(CallReader):
             if layout.name_is_key:
                 path = self._name_path()
                 if path is None:
+                    return
+                if sc.text[sc.spans[path][0]] != "{":
+                    # {"NAME": {ARGS}}: a key whose value is no object names no call (a flat argument
+                    # object written without its name); deterministic cut, whatever the chunking
+                    self.not_a_call = self.start + sc.spans[path][0]
                     return
                 self.name = str(path[0])
                 self._args_path = path
@@ -171,8 +188,10 @@ class JsonCallReader(CallReader):
         span = sc.spans.get(self._args_path)
         if span is None:
             if end is not None:
-                self.engine.call_args(self.index, "{}")
+                self.engine.call_args(self.index, self._unread_as_args())
             return
+        if end is not None:
+            self._unread_as_content()
         start, stop = span[0], (span[1] if span[1] >= 0 else None)
         first = sc.text[start]
         if first in "\"'" or self.fmt.python_literals:
@@ -183,6 +202,43 @@ class JsonCallReader(CallReader):
                 self.args.sent = stop - start
             return
         self.args.push(sc, start, stop)
+
+    def _unread(self) -> list[tuple[object, str]]:
+        """The call object's complete members that no layout path reads, as (key, raw value) pairs."""
+        sc, layout = self.scanner, self.layout
+        read = [p for p in (self._name_path() if layout.name_is_key else layout.name_path,
+                            self._args_path, layout.id_path) if p]
+        out = []
+        for path, (start, stop) in sc.spans.items():
+            if not path or stop < 0 or path[-1] in _ENVELOPE_KEYS:
+                continue
+            if any(r[:len(path)] == path for r in read):
+                continue      # read, or on the way to what is read
+            if any(r[:len(path) - 1] == path[:-1] for r in read):   # a sibling of a read member
+                out.append((path[-1], sc.text[start:stop]))
+        return out
+
+    def _unread_as_args(self) -> str:
+        """No arguments member: one other object member is the arguments under another key
+        ("parameters", a mangled "arguments"); otherwise the other members are taken as them."""
+        members = self._unread()
+        if not members:
+            return "{}"
+        self.engine.warn("tool call had no arguments member; its other members were taken as the arguments")
+        if len(members) == 1 and members[0][1].startswith("{"):
+            raw = members[0][1]
+        else:
+            raw = "{" + ", ".join(f"{json.dumps(str(k), ensure_ascii=False)}: {v}" for k, v in members) + "}"
+        if self.fmt.python_literals:
+            return _args_text(raw, True)
+        return StringMender()(raw)
+
+    def _unread_as_content(self) -> None:
+        members = self._unread()
+        if members:
+            self.engine.warn("tool call object held members the format does not have; kept as content")
+            self.engine._content(", ".join(f"{json.dumps(str(k), ensure_ascii=False)}: {v}" for k, v in members),
+                                 raw=True)
 
     def truncate(self) -> None:
         sc = self.scanner
@@ -218,6 +274,10 @@ class JsonCallReader(CallReader):
         self.engine.msg.tool_calls[self.index].truncated = True
 
 
+# members a call object may carry beside its name, arguments and id: recognised, not kept
+_ENVELOPE_KEYS = frozenset({"type", "id", "index", "call_id", "tool_call_id"})
+
+
 def _cut_marker(pat: regex.Pattern[str], buf: str, at: int) -> bool:
     """The output ends inside this marker."""
     m = pat.match(buf, at, partial=True)
@@ -234,12 +294,12 @@ def _args_text(raw: str, python: bool) -> str:
     """Arguments given as a JSON string, or as Python literals, turned into a JSON object text."""
     text = python_to_json(raw) if python else raw
     try:
-        value = json.loads(text)
+        value = json.loads(text, strict=False)   # strict=False: raw newlines in strings are read
     except ValueError:
         return json.dumps({"_raw": raw}, ensure_ascii=False)
     if isinstance(value, str):
         try:
-            inner = json.loads(value)
+            inner = json.loads(value, strict=False)
             return json.dumps(inner, ensure_ascii=False) if isinstance(inner, (dict, list)) else value
         except ValueError:
             return value
@@ -441,8 +501,10 @@ class TaggedCallReader(CallReader):
         assert sc is not None and self.args is not None
         end = sc.feed(buf[self.args_start + len(sc.text):])
         if sc.failed:
+            # the arguments broke off: close them; after their last complete value, the text is content
             self.truncate()
-            return "done", self.args_start + sc.pos
+            self.engine.warn("tool call broke off; its arguments were closed and the rest kept as content")
+            return "done", self.args_start + sc.commit
         python = sc.python
         if end is None:
             if not python:
@@ -461,19 +523,44 @@ class TaggedCallReader(CallReader):
         assert lit is not None
         end = self.literal_end.feed(buf, self.args_start)
         if end is None:
-            return "more", len(buf)
+            if not final:
+                return "more", len(buf)
+            # the literal never closes: it stops at the call's end marker, or the output's end
+            cut = self._literal_cut(buf)
+            if cut is None:
+                self.engine.msg.truncated = True
+                self.engine.warn("output ended inside a tool call", malformed=False)
+            else:
+                self.engine.warn("tool arguments did not close before the end of the call; read up to it")
+            stop = len(buf) if cut is None else cut
+            text, used = read_partial_literal(buf[self.args_start:stop], lit.quotes, lit.kv_sep)
+            self._args(self._typed_literal(text))
+            if cut is None:
+                self.engine.msg.tool_calls[self.index].truncated = True
+            self.phase = "close"
+            return "next", self.args_start + used
+        if self.literal_end.unbalanced:
+            self.engine.warn("tool arguments had unbalanced brackets; read as far as they pair up")
         raw = buf[self.args_start:self.args_start + end]
         try:
-            text = literal_to_json(raw, lit.quotes, lit.kv_sep)
-            schema = self.engine.spec.tool_schemas.get(self.name)
-            if schema:
-                text = json.dumps(coerce(json.loads(text), schema), ensure_ascii=False)
+            text = self._typed_literal(literal_to_json(raw, lit.quotes, lit.kv_sep))
         except (ValueError, IndexError):
             text = json.dumps({"_raw": raw}, ensure_ascii=False)
             self.engine.warn("tool arguments did not parse; kept raw")
         self._args(text)
         self.phase = "close"
         return "next", self.args_start + end
+
+    def _typed_literal(self, text: str) -> str:
+        """Literal arguments (JSON text) with their values typed by the tool's schema."""
+        schema = self.engine.spec.tool_schemas.get(self.name)
+        return json.dumps(coerce(json.loads(text), schema), ensure_ascii=False) if schema else text
+
+    def _literal_cut(self, buf: str) -> int | None:
+        """Where the first end marker of the call (or of its section) after the arguments starts."""
+        starts = [m.start() for p in (self.p_close, self.p_call_end, self.engine._section_end)
+                  if p is not None and (m := p.search(buf, self.args_start)) is not None]
+        return min(starts, default=None)
 
     def _close(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
         if self.fmt.id_position == "after_args" and not self.call_id:
@@ -586,11 +673,11 @@ class TaggedCallReader(CallReader):
             return
         ta = self.fmt.tagged
         if self._value_first:
+            self._value_first = False   # one newline belongs to the key's marker, even alone in its chunk
             if ta is not None and ta.key_suffix.endswith("\n") and text.startswith("\n"):
                 text = text[1:]
             if not text:
                 return
-            self._value_first = False
         text = self._held_nl + text
         self._held_nl = ""
         if not last and ta is not None and ta.value_end.startswith("\n") and text.endswith("\n"):
@@ -638,13 +725,10 @@ class TaggedCallReader(CallReader):
             self._args("{}")
             self.engine.msg.tool_calls[self.index].truncated = True
             return
-        if self.phase == "literal_args":
+        if self.phase == "literal_args":   # the literal reader reads its end itself when final
             lit = self.fmt.literal
-            try:
-                self._args(literal_to_json(self.engine.buf[self.args_start:] + "",
-                                                                   lit.quotes, lit.kv_sep))
-            except (ValueError, IndexError):
-                self._args("{}")
+            self._args(self._typed_literal(read_partial_literal(self.engine.buf[self.args_start:],
+                                                                lit.quotes, lit.kv_sep)[0]))
         elif self.phase == "json_args" and self.scanner is not None and self.args is not None:
             if self.scanner.python:
                 raw = self.scanner.text[:self.scanner.commit] + self.scanner.closing()

@@ -437,7 +437,7 @@ class Engine:
             self._content(self.buf[reader.origin:self.pos], raw=True)
             return
         t = self.spec.tools
-        if t.call_end:
+        if t.call_end and not isinstance(reader, _Closing):   # _Closing has read the end marker already
             st, end = mk.match_here(self._call_end, self.buf, self.pos, final)
             if st == "more" and not final:
                 self._call = _Closing(self)
