@@ -46,6 +46,7 @@ END_OF_TURN: dict[str, tuple[str, ...]] = {
     "delimiter_reasoning": ("<|end|>",),
     "gemma_plain": ("<end_of_turn>",),
     "channels": ("<|return|>",),
+    "pythonic_bare": ("<|end|>",),
 }
 MISREAD_EOT = {
     "minimax_invoke": ("[e~[",),
@@ -65,6 +66,7 @@ HEADER = {
     "name_as_key": "<|assistant_start|>",
     "gemma_plain": "<start_of_turn>model",
     "channels": "<|start|>assistant",
+    "pythonic_bare": "<|role|>assistant",
 }
 
 

@@ -37,7 +37,7 @@ REASONING: dict[str, tuple[str, str, str, bool]] = {
     "python_dict_args": ("tagged", "<seed:think>", "</seed:think>", False),
 }
 NO_REASONING = ("chatml_plain", "hermes_json", "xml_params", "mistral_array", "llama3_json", "granite_list",
-                "gemma_plain")
+                "gemma_plain", "pythonic_bare")
 # fixture -> the kwargs that switch thinking off (README: "Toggle: enable_thinking=false ...")
 TOGGLES = {"qwen3_think_json": {"enable_thinking": False}, "arg_key_value": {"enable_thinking": False}}
 

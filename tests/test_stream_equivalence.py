@@ -44,20 +44,15 @@ KNOWN_PARSE: dict[tuple[str, str], str] = {
         "template writes a string argument as one gemma literal; parsed keys differ",
     ("google-gemma-4-31B-it-interleaved", "escaped_args"):
         "template writes a string argument as one gemma literal; parsed keys differ",
-    ("hfjs-LiquidAI-LFM2.5-VL-450M", "rich_args"): "template writes quotes inside strings unescaped (ambiguous)",
     ("hfjs-LiquidAI-LFM2.5-VL-450M", "tricky_args"): "template writes quotes inside strings unescaped (ambiguous)",
     ("mistral-common-v7_image_spm", "escaped_args"): "analysis: HTML-escaped (&#34;) markers; string args",
     **{("ollama-glimmer_chat_template", s): "analysis: calls addressed by recipient (to=NAME) plus an "
        "invoke block that repeats the name" for s in ("tool", "parallel", "reasoning_tool", "rich_args",
                                                       "tricky_args")},
-    ("openbmb-MiniCPM5-1B", "rich_args"): "template wraps strings in CDATA; arguments keep it",
-    ("openbmb-MiniCPM5-1B", "tricky_args"): "template wraps strings in CDATA; arguments keep it",
     **{("vllm-tool_chat_template_hyperclovax_seed_think_14b", s): "analysis: reasoning/turn markers"
        for s in ("reasoning", "reasoning_tool")},
     **{("vllm-tool_chat_template_llama3.2_pythonic.rev-f67ce05d", s): "template renders strings unquoted"
        for s in ("tool", "parallel", "rich_args", "tricky_args")},
-    **{("vllm-tool_chat_template_llama4_pythonic.rev-16eda8c4", s): "pythonic calls without quotes not parsed"
-       for s in ("tool", "parallel", "content_tool", "rich_args", "tricky_args")},
 }
 
 # (template stem, scenario) -> why streaming does not reproduce req.parse(text) yet.

@@ -88,6 +88,7 @@ class LiteralArgs:
     close: str = "}"
     kv_sep: str = ":"                # "=" for Python-call arguments
     quotes: tuple[str, ...] = ('"', "'")   # string delimiters
+    bare_strings: bool = False       # the template prints strings unquoted (location=Paris, France)
 
 
 @dataclass(frozen=True)

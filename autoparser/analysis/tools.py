@@ -430,12 +430,12 @@ def _literal_args(body: str) -> tuple[LiteralArgs, int, int] | None:
     m = regex.match(r"\s*([:=])\s*(.*)\Z", body[k + len(N.ARG1):v], regex.DOTALL)
     if m is None:
         return None
-    sep, quote = m.group(1), m.group(2)
-    if not quote or not body.startswith(quote, v + len(N.VAL1)):
+    sep, quote = m.group(1), m.group(2)   # no quote: strings printed bare (``location=Paris``)
+    if quote and not body.startswith(quote, v + len(N.VAL1)):
         return None
     opener = body[opener_at]
     closer = "}" if opener == "{" else ")"
-    quotes = tuple(dict.fromkeys([quote, '"', "'"]))
+    quotes = tuple(dict.fromkeys([q for q in (quote, '"', "'") if q]))
     end = LiteralEnd(quotes).feed(body, opener_at)
     if end is None:
         return None
@@ -445,7 +445,8 @@ def _literal_args(body: str) -> tuple[LiteralArgs, int, int] | None:
         return None
     if value != {N.ARG1: N.VAL1}:
         return None
-    return LiteralArgs(open=opener, close=closer, kv_sep=sep, quotes=quotes), opener_at, opener_at + end
+    return (LiteralArgs(open=opener, close=closer, kv_sep=sep, quotes=quotes, bare_strings=not quote),
+            opener_at, opener_at + end)
 
 
 def _split_id(before_args: str, fmt: dict[str, Any]) -> dict[str, Any]:

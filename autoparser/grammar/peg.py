@@ -289,6 +289,10 @@ def _opener(tools: ToolFormat, spec: EngineSpec, names: tuple[str, ...]) -> str:
         return spec.json_trigger
     if tools.style == "tagged" and tools.name_prefix.strip():
         return mk.pattern(tools.name_prefix)
+    if tools.style == "tagged" and tools.args == "literal" and tools.literal is not None and names:
+        # no marker at all: a tool's name and its opener (as the engine's "tname")
+        alts = "|".join(regex.escape(n) for n in sorted(names, key=len, reverse=True))
+        return rf"(?<!\w)(?:{alts})(?=\s*{regex.escape(tools.literal.open)})"
     return ""
 
 
@@ -512,15 +516,14 @@ def _args(b: _Rules, t: ToolFormat) -> str:
 
 
 def _literal_rules(b: _Rules, lit: LiteralArgs) -> None:
-    """PEG rules for a non-JSON argument literal (``{k:<|"|>v<|"|>}``, ``(k='v')``)."""
-    b.add("args_literal", f'{_lit(lit.open)} ws lit_members? ws {_lit(lit.close)}')
-    b.add("lit_members", 'lit_member (ws ","? ws lit_member)* (ws ",")?')     # the reader lets commas out
-    b.add("lit_member", "lit_key ws lit_kv ws lit_value")
-    b.add("lit_key", "lit_string / lit_word")
-    b.add("lit_kv", " / ".join(_lit(s) for s in dict.fromkeys([lit.kv_sep, ":", "="])))
-    b.add("lit_value", "lit_string / lit_mapping / lit_array / lit_word")
-    b.add("lit_mapping", '("{" ws lit_members? ws "}") / ("(" ws lit_members? ws ")")')
-    b.add("lit_array", '"[" ws (lit_value (ws "," ws lit_value)* (ws ",")?)? ws "]"')
+    """PEG rules for a non-JSON argument literal (``{k:<|"|>v<|"|>}``, ``(k='v')``, ``(k=bare text)``).
+
+    The rules only find the literal's extent, as the engine's ``LiteralEnd`` does (brackets
+    paired, quoted text opaque); the mapper reads it with the engine's ``literal_to_json``.
+    """
+    b.add("args_literal", f"{_lit(lit.open)} lit_body* {_lit(lit.close)}")
+    b.add("lit_body", "lit_string / lit_group / lit_text / lit_quote")
+    b.add("lit_group", '("(" lit_body* ")") / ("{" lit_body* "}") / ("[" lit_body* "]")')
     strings = []
     for q in sorted(lit.quotes, key=len, reverse=True):
         e = regex.escape(q)
@@ -529,7 +532,10 @@ def _literal_rules(b: _Rules, lit: LiteralArgs) -> None:
         else:
             strings.append(_rx(f"{e}(?s:.*?){e}"))
     b.add("lit_string", " / ".join(strings))
-    b.add("lit_word", _rx(r"[^\s,:=(){}\[\]\"'<>]+"))
+    b.add("lit_quote", " / ".join(_lit(q) for q in sorted(lit.quotes, key=len, reverse=True)))  # one never closed
+    starts = "".join(dict.fromkeys(q[0] for q in lit.quotes))
+    b.add("lit_text", _rx(f"(?:(?!{'|'.join(regex.escape(q) for q in lit.quotes)})[^(){{}}\\[\\]])+"
+                          if starts else r"[^(){}\[\]]+"))
 
 
 # ---------------------------------------------------------------- the parser and its mapper
@@ -585,6 +591,13 @@ class _Header:
 class _Args:
     text: str
     literal: bool = False     # converted from a literal: typed by the schema once the name is known
+
+
+class _Verbatim(str):
+    """A tagged value read from a CDATA section: its newlines belong to it, not to the markers."""
+
+
+_CDATA = "<![CDATA["
 
 
 @dataclass
@@ -759,7 +772,12 @@ class _Mapper(NodeVisitor):
         return node.text
 
     def visit_arg_value(self, node: Node, visited_children: list[Any]) -> str:
-        return node.text
+        text = node.text
+        if text.startswith(_CDATA):     # <![CDATA[...]]>: the value taken literally (as the engine)
+            end = text.find("]]>", len(_CDATA))
+            if end >= 0:
+                return _Verbatim(text[len(_CDATA):end] + text[end + 3:])
+        return text
 
     def visit_arg(self, node: Node, visited_children: list[Any]) -> _Arg:
         key, raw = _flatten(visited_children)
@@ -806,9 +824,9 @@ class _Mapper(NodeVisitor):
         out = []
         for pair in pairs:
             raw = pair.raw
-            if ta.key_suffix.endswith("\n") and raw.startswith("\n"):
+            if ta.key_suffix.endswith("\n") and raw.startswith("\n") and not isinstance(raw, _Verbatim):
                 raw = raw[1:]
-            if ta.value_end.startswith("\n") and raw.endswith("\n"):
+            if ta.value_end.startswith("\n") and raw.endswith("\n") and not isinstance(raw, _Verbatim):
                 raw = raw[:-1]
             prop = props.get(pair.key) if isinstance(props.get(pair.key), dict) else {}
             value = json.dumps(raw, ensure_ascii=False) if _string_arg(prop, ta.strings_json) \

@@ -35,6 +35,7 @@ from autoparser.grammar.schema import (
     _unique,
     json_rule,
     json_string_expr,
+    schema_rule,
     space_rule,
 )
 
@@ -51,11 +52,21 @@ class LiteralConverter(_Converter):
     """Schema walker writing Python / argument-literal spellings."""
 
     def __init__(self, b: GbnfBuilder, root: Any, quotes: tuple[str, ...] = ("'", '"'),
-                 bare_keys: bool = False) -> None:
+                 bare_keys: bool = False, bare_strings: bool = False) -> None:
         super().__init__(b, root, additional_default=True)
         self.quotes = tuple(q for q in quotes if q) or ("'", '"')
         self.bare_keys = bare_keys
+        self.bare_strings = bare_strings
         self.tag = "lit" if bare_keys else "py"
+
+    def space(self) -> str:
+        """Whitespace between tokens. Beside unquoted strings, which hold whitespace themselves,
+        one character at a time: a multi-character whitespace lexeme would hide, in llguidance's
+        greedy lexer, the string going on after it (``code=def f(x):\n    return``)."""
+        if not self.bare_strings:
+            return space_rule(self.b)
+        return self.b.recursive_rule("lit-space", lambda r: f"| {char_class(list(' ' + chr(9) + chr(10) + chr(13)))} {r}",
+                                     key=("lit-space",))
 
     # --- schema dispatch ----------------------------------------------------------
 
@@ -110,7 +121,7 @@ class LiteralConverter(_Converter):
         props = schema.get("properties") or {}
         required = [k for k in schema.get("required") or [] if isinstance(k, str)]
         extra = schema.get("additionalProperties", True)
-        space = space_rule(self.b)
+        space = self.space()
         if not props and not required and _is_any(extra):
             members = self.any_members(sep)
             return _join(literal(open_), space, f"( {members} )?", literal(close))
@@ -118,7 +129,8 @@ class LiteralConverter(_Converter):
         fallback = extra if isinstance(extra, dict) else {}
         slots = [(k, self.kv(k, props.get(k, fallback), name, sep), k in required) for k in keys]
         extra_kv = None if extra is False else self.extra_member(extra, name, sep)
-        comma = f'( "," {space} )?' if top and self.bare_keys else f'"," {space}'
+        # templates may leave commas out (Gemma 4); not where strings are bare (the comma ends them)
+        comma = f'( "," {space} )?' if top and self.bare_keys and not self.bare_strings else f'"," {space}'
         layouts = [self.members(slots, extra_kv, name, comma)]
         ordered = sorted(slots, key=lambda slot: slot[0].lower())
         if ordered != slots:   # templates that print arguments with |dictsort (Gemma 4)
@@ -142,7 +154,7 @@ class LiteralConverter(_Converter):
 
         As :meth:`_Converter.members` (everything inline), with a configurable separator.
         """
-        comma = comma or f'"," {space_rule(self.b)}'
+        comma = comma or f'"," {self.space()}'
         n = len(slots)
         first_required = next((i for i, (_, _, req) in enumerate(slots) if req), n)
         rest = [""] * (n + 1)
@@ -161,7 +173,7 @@ class LiteralConverter(_Converter):
 
     def kv(self, key: str, schema: Any, name: str, sep: str) -> str:
         """``key sep value`` followed by space."""
-        space = space_rule(self.b)
+        space = self.space()
         value = self.rule_for(schema, f"{name}-{key}")
         return self.b.rule(f"{name}-{key}-kv", _join(self.key(key), space, literal(sep), space, value, space))
 
@@ -177,13 +189,13 @@ class LiteralConverter(_Converter):
         return _group(alts)
 
     def extra_member(self, extra: Any, name: str, sep: str) -> str:
-        space = space_rule(self.b)
+        space = self.space()
         value = self.rule_for(extra if isinstance(extra, dict) else {}, f"{name}-additional-value")
         return self.b.rule(f"{name}-additional-kv", _join(self.any_key(), space, literal(sep), space, value, space))
 
     def any_members(self, sep: str) -> str:
         """One or more members with any keys and values (comma-separated, right recursive)."""
-        space = space_rule(self.b)
+        space = self.space()
         member = self.b.rule(f"{self.tag}-member-{sep}",
                              _join(self.any_key(), space, literal(sep), space, self.any_value(), space))
         rest = self.b.recursive_rule(f"{self.tag}-members-rest", lambda r: f'| "," {space} {member} {r}',
@@ -193,8 +205,8 @@ class LiteralConverter(_Converter):
     # --- scalars ------------------------------------------------------------------
 
     def string(self) -> str:
-        """A string in any of the quotes."""
-        return self.b.cached((self.tag, "string", self.quotes), self._string)
+        """A string in any of the quotes (or unquoted, with ``bare_strings``)."""
+        return self.b.cached((self.tag, "string", self.quotes, self.bare_strings), self._string)
 
     def _string(self) -> str:
         alts = []
@@ -205,6 +217,21 @@ class LiteralConverter(_Converter):
                 alts.append(_join(literal(q), chars, literal(q)))
             else:
                 alts.append(_join(literal(q), self.b.string_until(q)))
+        if self.bare_strings:   # unquoted text (code too): brackets paired, quoted pieces whole
+            group = self.b.reserve(f"{self.tag}-bare-group")
+            quoted = " | ".join(
+                _join(literal(q), self.b.recursive_rule(
+                    f"{self.tag}-bare-quoted", lambda r, q=q: f"| {char_class([q, chr(10)], negate=True)} {r}"),
+                    literal(q))
+                for q in ("'", '"'))
+            inner = self.b.recursive_rule(
+                f"{self.tag}-bare-inner", lambda r: f"| {char_class(list('()[]{}'), negate=True)} {r} | {group} {r}")
+            self.b.define(group, " | ".join(_join(literal(o), inner, literal(c)) for o, c in ("()", "[]", "{}")))
+            rest = self.b.recursive_rule(
+                f"{self.tag}-bare-chars",
+                lambda r: f"| {char_class(list('()[]{}'), negate=True)} {r} | {group} {r} | ( {quoted} ) {r}")
+            first = char_class(list("\"'()[]{}=, " + chr(10)), negate=True)
+            alts.append(self.b.rule(f"{self.tag}-bare-string", f"{first} {rest}"))
         return self.b.rule(f"{self.tag}-string", " | ".join(alts))
 
     def quoted_const(self, value: str, quote: str) -> str:
@@ -223,9 +250,10 @@ class LiteralConverter(_Converter):
 
     def const(self, value: Any) -> str:
         """Exactly `value`, in any spelling."""
-        space = space_rule(self.b)
+        space = self.space()
         if isinstance(value, str):
-            return _group(_unique([self.quoted_const(value, q) for q in self.quotes]))
+            bare = [literal(value)] if self.bare_strings and value.strip() == value else []
+            return _group(_unique([*[self.quoted_const(value, q) for q in self.quotes], *bare]))
         if isinstance(value, bool):
             return f"( {literal(json.dumps(value))} | {literal(repr(value))} )"
         if value is None:
@@ -244,7 +272,7 @@ class LiteralConverter(_Converter):
         return self.b.recursive_rule(f"{self.tag}-value", self._any_body, key=key)
 
     def _any_body(self, value: str) -> str:
-        space = space_rule(self.b)
+        space = self.space()
         member = self.b.rule(f"{self.tag}-any-member", _join(self.any_key(), space, '":"', space, value, space))
         mrest = self.b.recursive_rule(f"{self.tag}-any-members", lambda r: f'| "," {space} {member} {r}')
         obj = self.b.rule(f"{self.tag}-object", f'"{{" {space} ( {member} {mrest} )? "}}"')
@@ -264,8 +292,13 @@ def python_value_rule(b: GbnfBuilder, schema: Any, name: str, root: Any = None) 
 
 
 def literal_args_rule(b: GbnfBuilder, schema: Any, name: str, *, open_: str, close: str, sep: str,
-                      quotes: tuple[str, ...]) -> str:
-    """Rule for a tool's arguments as an argument literal (``{k:v}`` or ``(k=v)``)."""
-    conv = LiteralConverter(b, schema, quotes, bare_keys=True)
+                      quotes: tuple[str, ...], bare_strings: bool = False) -> str:
+    """Rule for a tool's arguments as an argument literal (``{k:v}`` or ``(k=v)``);
+    ``bare_strings``: strings may also be written unquoted, as the template prints them."""
+    conv = LiteralConverter(b, schema, quotes, bare_keys=True, bare_strings=bare_strings)
     final = b.reserve(name)
-    return b.define(final, conv.args_expr(schema, final, open_, close, sep))
+    body = conv.args_expr(schema, final, open_, close, sep)
+    if open_ == "(":   # f({"k": "v"}): arguments given as a JSON text, written as they are
+        space = conv.space()
+        body = f"{body} | " + _join(literal(open_), space, schema_rule(b, schema, f"{name}-json"), space, literal(close))
+    return b.define(final, body)

@@ -343,6 +343,9 @@ class _Grammar:
             return self.b.rule("content", self.b.string_until(self.op.exact))
         if self.t.style == "json":
             return self.b.rule("content", self.b.until("{"))   # marker-less JSON: text with no "{"
+        if self.t.args == "literal" and self.t.literal is not None:
+            # marker-less calls (get_weather(...)): text with no opener, the name ends it
+            return self.b.rule("content", self.b.until(self.t.literal.open))
         return self.ws
 
     def tail(self) -> str:
@@ -559,7 +562,7 @@ class _Grammar:
         if t.args == "literal" and t.literal is not None:
             lit = t.literal
             rule = literal_args_rule(self.b, schema, f"{name}-args", open_=lit.open, close=lit.close,
-                                     sep=lit.kv_sep, quotes=tuple(lit.quotes))
+                                     sep=lit.kv_sep, quotes=tuple(lit.quotes), bare_strings=lit.bare_strings)
             return _join(self.ws, rule)
         return _join(self.ws, self.args_value(tool))
 

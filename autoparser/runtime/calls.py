@@ -274,6 +274,9 @@ class JsonCallReader(CallReader):
         self.engine.msg.tool_calls[self.index].truncated = True
 
 
+_CDATA = "<![CDATA["
+_CDATA_END = regex.compile(r"\]\]>")
+
 # members a call object may carry beside its name, arguments and id: recognised, not kept
 _ENVELOPE_KEYS = frozenset({"type", "id", "index", "call_id", "tool_call_id"})
 
@@ -327,6 +330,7 @@ class TaggedCallReader(CallReader):
         self.value_is_string = False
         self.value_sent_open = False
         self._value_first = True
+        self._cdata_checked = True
         self._held_nl = ""
         p = mk.compile_marker
         self.p_name_prefix = p(fmt.name_prefix)
@@ -533,7 +537,7 @@ class TaggedCallReader(CallReader):
             else:
                 self.engine.warn("tool arguments did not close before the end of the call; read up to it")
             stop = len(buf) if cut is None else cut
-            text, used = read_partial_literal(buf[self.args_start:stop], lit.quotes, lit.kv_sep)
+            text, used = read_partial_literal(buf[self.args_start:stop], lit.quotes, lit.kv_sep, self._keys())
             self._args(self._typed_literal(text))
             if cut is None:
                 self.engine.msg.tool_calls[self.index].truncated = True
@@ -550,6 +554,11 @@ class TaggedCallReader(CallReader):
         self._args(text)
         self.phase = "close"
         return "next", self.args_start + end
+
+    def _keys(self) -> tuple[str, ...]:
+        """The argument names this tool's schema declares."""
+        props = (self.engine.spec.tool_schemas.get(self.name) or {}).get("properties")
+        return tuple(props) if isinstance(props, dict) else ()
 
     def _typed_literal(self, text: str) -> str:
         """Literal arguments (JSON text) with their values typed by the tool's schema."""
@@ -633,6 +642,7 @@ class TaggedCallReader(CallReader):
             self._args('"')
         self.nargs += 1
         self.phase = "arg_value"
+        self._cdata_checked = False
         return "next", m.end()
 
     def _is_string_arg(self, key: str) -> bool:
@@ -650,6 +660,15 @@ class TaggedCallReader(CallReader):
         return "enum" in prop and all(isinstance(v, str) for v in prop["enum"])
 
     def _arg_value(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        if not self._cdata_checked:
+            head = buf[pos:pos + len(_CDATA)]
+            if not final and len(head) < len(_CDATA) and _CDATA.startswith(head):
+                return "more", pos      # may still open a CDATA section
+            self._cdata_checked = True
+            if head == _CDATA:          # <![CDATA[...]]>: an XML value taken literally
+                self._value_first = False
+                self.phase = "arg_cdata"
+                return "next", pos + len(_CDATA)
         m = self.p_value_end.search(buf, pos, partial=not final) if self.p_value_end else None
         if m is None:
             tail = buf[pos:]
@@ -666,6 +685,17 @@ class TaggedCallReader(CallReader):
             return "more", m.start()
         self._value_done()
         self.phase = "arg"
+        return "next", m.end()
+
+    def _arg_cdata(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        m = _CDATA_END.search(buf, pos, partial=not final)
+        if m is None:
+            self._value_chunk(buf[pos:], last=final)
+            return "more", len(buf)
+        self._value_chunk(buf[pos:m.start()], last=True)   # its newlines are the value's
+        if m.partial:
+            return "more", m.start()
+        self.phase = "arg_value"        # then the value's end marker
         return "next", m.end()
 
     def _value_chunk(self, text: str, last: bool = False) -> None:
@@ -728,7 +758,7 @@ class TaggedCallReader(CallReader):
         if self.phase == "literal_args":   # the literal reader reads its end itself when final
             lit = self.fmt.literal
             self._args(self._typed_literal(read_partial_literal(self.engine.buf[self.args_start:],
-                                                                lit.quotes, lit.kv_sep)[0]))
+                                                                lit.quotes, lit.kv_sep, self._keys())[0]))
         elif self.phase == "json_args" and self.scanner is not None and self.args is not None:
             if self.scanner.python:
                 raw = self.scanner.text[:self.scanner.commit] + self.scanner.closing()
@@ -738,7 +768,7 @@ class TaggedCallReader(CallReader):
                 self._args(self.scanner.closing())
         elif self.phase in ("arg", "arg_key"):
             self._end_args()
-        elif self.phase == "arg_value":
+        elif self.phase in ("arg_value", "arg_cdata"):
             if self.value_is_string:
                 self._args('"')
             else:

@@ -77,6 +77,7 @@ class Engine:
     def _build_patterns(self) -> None:
         s, t = self.spec, self.spec.tools
         named: list[tuple[str, str]] = []
+        self._named_call: regex.Pattern[str] | None = None   # calls with no marker: NAME(...
         if s.extract_reasoning and s.reasoning_start:
             named.append(("rstart", mk.pattern(s.reasoning_start)))
         if s.strip_leading_reasoning and s.reasoning_start:
@@ -98,6 +99,11 @@ class Engine:
                 named.append(("tjson", s.json_trigger))
             elif t.style == "tagged" and t.name_prefix.strip():
                 named.append(("tname", mk.pattern(t.name_prefix)))
+            elif t.style == "tagged" and t.args == "literal" and t.literal is not None and s.tool_names:
+                # no marker at all (``get_weather(location='Paris')``): a tool's name and its opener
+                names = "|".join(regex.escape(n) for n in sorted(s.tool_names, key=len, reverse=True))
+                named.append(("tname", rf"(?<!\w)(?:{names})\s*{regex.escape(t.literal.open)}"))
+                self._named_call = mk.compile_source(named[-1][1])
         if s.content_start:
             named.append(("cwrap", mk.pattern(s.content_start)))
         if s.content_end:
@@ -280,8 +286,10 @@ class Engine:
             return
         self._content(self.buf[self.pos:m.start()])
         self.pos = m.start()
-        if m.partial or (not final and m.end() == len(self.buf)):
-            return   # a longer marker may still match here: wait for more text
+        # a longer marker may still match here: wait for more text (a name and its opener is whole)
+        if m.partial or (not final and m.end() == len(self.buf)
+                         and not (m.lastgroup == "tname" and self._named_call is not None)):
+            return
         if not final and any((p := alt.match(self.buf, m.start(), partial=True)) is not None and p.partial
                              for alt in self._content_alts):
             return   # "<|close|>" is complete but "<|close|>response" may be coming
@@ -399,6 +407,13 @@ class Engine:
         if t.call_start and not t.section_end:
             self._leave_tools()
             return
+        if self._named_call is not None:   # only a tool's name and its opener start another call
+            m = self._named_call.match(self.buf, i, partial=not final)
+            if m is None:
+                self._leave_tools()
+                return
+            if m.partial:
+                return
         reader = make_call_reader(self, t)
         if not reader.can_start(self.buf, i):
             self._leave_tools()

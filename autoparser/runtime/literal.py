@@ -10,13 +10,23 @@ syntax comes from the analysis (``LiteralArgs``); nothing here names a model.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
-from .pyliteral import python_to_json
+from .pyliteral import string_to_json
 
 _WORDS = {"true": True, "false": False, "null": None, "True": True, "False": False, "None": None}
 _PAIRS = {"{": "}", "[": "]", "(": ")"}
 _CLOSERS = frozenset(_PAIRS.values())
+_FOLLOWERS = frozenset(",:=})]")      # what may follow a closing quote
+_UNESCAPED = {q: re.compile(r"\\.|" + q, re.DOTALL) for q in "'\""}
+
+
+def _quoted(body: str, q: str) -> str:
+    """The value of a quoted string's body; quotes the template left unescaped are text."""
+    body = _UNESCAPED[q].sub(lambda m: m.group() if len(m.group()) == 2 else "\\" + q, body)
+    text, _ = string_to_json(q + body + q, 0, q)
+    return str(json.loads(text, strict=False))
 
 
 class LiteralEnd:
@@ -98,12 +108,15 @@ class _End(ValueError):
 class _Reader:
     """A tolerant recursive reader of one literal; ``partial``: the text may stop anywhere."""
 
-    def __init__(self, text: str, quotes: tuple[str, ...], kv_sep: str, partial: bool = False) -> None:
+    def __init__(self, text: str, quotes: tuple[str, ...], kv_sep: str, partial: bool = False,
+                 keys: tuple[str, ...] = ()) -> None:
         self.t = text
+        self.keys = keys         # the argument names the schema knows (to read a cut bare value)
         self.i = 0
         self.quotes = tuple(sorted(quotes, key=len, reverse=True))
         self.kv = kv_sep
         self.partial = partial
+        self._next_key = re.compile(r"\s*[\"']?[A-Za-z_][\w.-]*[\"']?\s*(?:[:=]|" + re.escape(kv_sep) + ")")
 
     def at_end(self) -> bool:
         self.ws()
@@ -113,7 +126,8 @@ class _Reader:
         while self.i < len(self.t) and self.t[self.i] in " \t\r\n":
             self.i += 1
 
-    def value(self) -> Any:
+    def value(self, member: bool = False) -> Any:
+        """The value here; ``member``: an object member's, whose unquoted text runs to the next key."""
         self.ws()
         t, i = self.t, self.i
         if i >= len(t):
@@ -126,31 +140,53 @@ class _Reader:
             return self.mapping(ch)
         if ch == "[":
             return self.array()
-        j = i
-        while j < len(t) and t[j] not in ",}])" and t[j] not in " \t\r\n" and not t.startswith(self.kv, j):
-            j += 1
+        j = self._bare_end(i) if member else i
+        if not member:
+            while j < len(t) and t[j] not in ",}])" and t[j] not in " \t\r\n" and not t.startswith(self.kv, j):
+                j += 1
         word = t[i:j]
         self.i = j
-        if word in _WORDS:
-            return _WORDS[word]
+        word_ = word.strip()
+        if word_ in _WORDS:
+            return _WORDS[word_]
         try:
-            return json.loads(word)
+            return json.loads(word_)
         except ValueError:
             return word
+
+    def _bare_end(self, i: int) -> int:
+        """Where an unquoted member value ends (``location=Paris, France, unit=c``): at a closer
+        outside its own brackets, or at a comma followed by the next ``key=``."""
+        t, n = self.t, len(self.t)
+        depth = 0
+        while i < n:
+            ch = t[i]
+            if ch in "'\"":   # a quoted piece inside the bare text (code): its brackets are text
+                j = self._closing_quote(i + 1, ch, strict=True)
+                i = j + 1 if j is not None else i + 1
+                continue
+            if ch in _PAIRS:
+                depth += 1
+            elif ch in _CLOSERS:
+                if depth == 0:
+                    return i
+                depth -= 1
+            elif ch == "," and depth == 0 and (self._next_key.match(t, i + 1) or self._key_so_far(i + 1)):
+                return i     # the next member (when cut short: the start of a known key)
+            i += 1
+        return n
 
     def string(self, q: str) -> str:
         start = self.i + len(q)
         if q in ("'", '"'):
-            j = start
-            while j < len(self.t) and self.t[j] != q:
-                j += 2 if self.t[j] == "\\" else 1
-            if j >= len(self.t) and self.partial:   # cut inside the string: keep what is there
-                self.i = len(self.t)
-                body = self.t[start:].removesuffix("\\")
-                return str(json.loads(python_to_json(q + body + q) if q == "'" else q + body + q, strict=False))
-            raw = self.t[self.i:j + 1]
+            j = self._closing_quote(start, q)
+            if j is None:
+                if not self.partial:
+                    raise _End(f"unclosed {q}")
+                self.i = len(self.t)     # cut inside the string: keep what is there
+                return _quoted(self.t[start:].removesuffix("\\"), q)
             self.i = j + 1
-            return str(json.loads(python_to_json(raw) if q == "'" else raw, strict=False))
+            return _quoted(self.t[start:j], q)
         j = self.t.find(q, start)
         if j < 0:
             if not self.partial:
@@ -159,6 +195,42 @@ class _Reader:
             return self.t[start:]
         self.i = j + len(q)
         return self.t[start:j]
+
+    def _key_so_far(self, i: int) -> bool:
+        """The text was cut short and what follows ``i`` is the start of an argument name."""
+        if not self.partial:
+            return False
+        rest = self.t[i:].strip().strip("\"'")
+        return not rest or any(k.startswith(rest) for k in self.keys)
+
+    def _closing_quote(self, start: int, q: str, strict: bool = False) -> int | None:
+        """The quote that closes a string opened before ``start``.
+
+        Templates print strings without escaping them (``query="say "hi" now"``): a quote
+        closes only when a separator, a closer, the next ``key=`` (a template that forgot
+        the comma) or the end follows it; failing that, the first quote does (``strict``:
+        always the first).
+        """
+        t, n = self.t, len(self.t)
+        first = None
+        j = start
+        while j < n:
+            ch = t[j]
+            if ch == "\\":
+                j += 2
+                continue
+            if ch == q:
+                if strict:
+                    return j
+                if first is None:
+                    first = j
+                k = j + 1
+                while k < n and t[k] in " \t\r\n":
+                    k += 1
+                if k >= n or t[k] in _FOLLOWERS or t.startswith(self.kv, k) or self._next_key.match(t, k):
+                    return j
+            j += 1
+        return first
 
     def key(self) -> str:
         self.ws()
@@ -176,6 +248,8 @@ class _Reader:
         closer = _PAIRS[opener]
         self.i += 1
         out: dict[str, Any] = {}
+        if opener == "(" and (whole := self._one_object(closer)) is not None:
+            return whole             # f({"k": "v"}): the arguments as one object
         while True:
             if self.at_end():
                 if self.partial:
@@ -196,18 +270,41 @@ class _Reader:
                         self.i += len(sep)
                         break
                 else:
-                    raise ValueError(f"expected {self.kv!r} after key {k!r}")
-                out[k] = self.value()
+                    raise (_End if self.at_end() else ValueError)(f"expected {self.kv!r} after key {k!r}")
+                out[k] = self.value(member=True)
+            except _End:
+                if not self.partial:
+                    raise
+                self.i = len(self.t)  # a member cut short by the end of the text is left out
+                return out
             except ValueError:
                 if not self.partial:
                     raise
-                self.i = member      # the member did not read (cut short, or broken): it stops here
+                self.i = member      # a broken member: the reading stops there
                 return out
             self.ws()
             if self.t.startswith(",", self.i):
                 self.i += 1
             elif self.i == member:
                 raise ValueError(f"malformed object at {self.i}")   # no progress: never loop forever
+
+    def _one_object(self, closer: str) -> dict[str, Any] | None:
+        """An object that is all a call's parentheses hold, or None (and nothing read)."""
+        start = self.i
+        self.ws()
+        if not self.t.startswith("{", self.i):
+            self.i = start
+            return None
+        try:
+            value = self.mapping("{")
+        except ValueError:
+            value = None
+        self.ws()
+        if isinstance(value, dict) and self.t.startswith(closer, self.i):
+            self.i += len(closer)
+            return value
+        self.i = start
+        return None
 
     def array(self) -> list[Any]:
         self.i += 1
@@ -246,13 +343,15 @@ def literal_to_json(text: str, quotes: tuple[str, ...], kv_sep: str) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def read_partial_literal(text: str, quotes: tuple[str, ...], kv_sep: str) -> tuple[str, int]:
+def read_partial_literal(text: str, quotes: tuple[str, ...], kv_sep: str,
+                         keys: tuple[str, ...] = ()) -> tuple[str, int]:
     """A literal cut short or broken: the JSON of what reads, and how much of ``text`` that is.
 
     Open strings and brackets are closed; a member that does not read ends the reading
-    (the caller keeps the rest of the text as content).
+    (the caller keeps the rest of the text as content). ``keys``: the tool's argument names;
+    an unquoted value cut at ``, un`` stops before it when ``un`` starts one of them.
     """
-    reader = _Reader(text, quotes, kv_sep, partial=True)
+    reader = _Reader(text, quotes, kv_sep, partial=True, keys=keys)
     try:
         value = reader.value()
     except ValueError:

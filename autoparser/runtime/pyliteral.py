@@ -8,7 +8,7 @@ _WORDS = {"True": "true", "False": "false", "None": "null"}
 _JSON_ESCAPES = set('"\\/bfnrtu')
 
 
-def _string(text: str, i: int, quote: str) -> tuple[str, int]:
+def string_to_json(text: str, i: int, quote: str) -> tuple[str, int]:
     """The JSON form of the quoted string starting at ``text[i]``; escapes stay escapes.
 
     Keeping ``\\ud83d\\ude00`` as written lets ``json.loads`` join the surrogate pair.
@@ -27,8 +27,8 @@ def _string(text: str, i: int, quote: str) -> tuple[str, int]:
                 continue
             elif nxt in _JSON_ESCAPES:
                 out.append(text[j:j + 2])
-            else:
-                out.append(json.dumps(nxt, ensure_ascii=False)[1:-1])
+            else:   # Python keeps the backslash of an escape it does not know ("back\slash")
+                out.append("\\\\" + json.dumps(nxt, ensure_ascii=False)[1:-1])
             j += 2
             continue
         if ch == '"':
@@ -49,7 +49,7 @@ def python_to_json(text: str) -> str:
     while i < n:
         ch = text[i]
         if ch in "\"'":
-            piece, i = _string(text, i, ch)
+            piece, i = string_to_json(text, i, ch)
             out.append(piece)
             continue
         if ch.isalpha():
