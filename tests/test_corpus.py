@@ -43,8 +43,6 @@ KNOWN_KEY: dict[str, str] = {
                         "(prefix '>]<]minimax[>[<', separator leaks the probe key)",
     "meetkai-functionary-medium-v3.2.jinja": "analysis: the generation prompt ends with the call opener '>>>'; "
                                              "the first call has no name prefix and reads as content",
-    "muse-glimmer.jinja": "analysis: '<|message|>' taken as the reasoning start and the call's 'to=NAME' "
-                          "header missed ('tool arguments are not rendered')",
 }
 
 

@@ -46,9 +46,6 @@ KNOWN_PARSE: dict[tuple[str, str], str] = {
         "template writes a string argument as one gemma literal; parsed keys differ",
     ("hfjs-LiquidAI-LFM2.5-VL-450M", "tricky_args"): "template writes quotes inside strings unescaped (ambiguous)",
     ("mistral-common-v7_image_spm", "escaped_args"): "analysis: HTML-escaped (&#34;) markers; string args",
-    **{("ollama-glimmer_chat_template", s): "analysis: calls addressed by recipient (to=NAME) plus an "
-       "invoke block that repeats the name" for s in ("tool", "parallel", "reasoning_tool", "rich_args",
-                                                      "tricky_args")},
     **{("vllm-tool_chat_template_hyperclovax_seed_think_14b", s): "analysis: reasoning/turn markers"
        for s in ("reasoning", "reasoning_tool")},
     **{("vllm-tool_chat_template_llama3.2_pythonic.rev-f67ce05d", s): "template renders strings unquoted"

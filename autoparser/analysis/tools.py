@@ -18,6 +18,7 @@ from typing import Any
 from ..diff.split import MARKER, common_prefix_len, fix_prefix_end, shared_prefix, shared_suffix
 from ..probes import needles as N
 from ..probes.prober import Prober
+from ..runtime import markers as mk
 from ..runtime.jsonscan import JsonScanner
 from ..runtime.literal import LiteralEnd, literal_value
 from ..runtime.pyliteral import python_to_json
@@ -288,10 +289,52 @@ def _wordy(prefix: str, suffix: str) -> bool:
 
 
 def _analyze_tools(pr: Prober, eot_text: str) -> tuple[ToolFormat, list[str]]:
-    notes: list[str] = []
     turns = render_calls(pr)
     if turns is None:
-        return ToolFormat(), notes
+        return ToolFormat(), []
+    fmt, notes = _read_turns(turns, eot_text)
+    header_named = _name_in_header(turns)
+    if header_named is not None and (_leaks(fmt) or "tool arguments are not rendered" in notes):
+        # the name is written twice per call, in a header (`` to=NAME<|message|>``) and in the call
+        # proper: read the call at its last writing, the header's name matches any name
+        retry, retry_notes = _read_turns(header_named, eot_text)
+        if not _leaks(retry):
+            return retry, [*retry_notes, "the name is also written in a header before the call"]
+    return fmt, notes
+
+
+def _leaks(fmt: ToolFormat) -> bool:
+    """A name sentinel left in a marker: the analysis did not find where the name goes."""
+    return any(NM in v for v in (fmt.section_start, fmt.section_end, fmt.call_start, fmt.call_end,
+                                 fmt.separator, fmt.name_prefix, fmt.name_suffix, fmt.call_close))
+
+
+def _name_in_header(turns: CallTurns) -> CallTurns | None:
+    """``turns`` with every writing of a call's name but its last made a name wildcard, or None
+    when the name is written once per call."""
+    from dataclasses import replace
+
+    k = turns.one.count(NM)
+    if k < 2:
+        return None
+
+    def keep_last(text: str | None) -> str | None:
+        if text is None:
+            return None
+        parts = text.split(NM)
+        if (len(parts) - 1) % k:
+            return None
+        out = [parts[0]]
+        for i, part in enumerate(parts[1:], start=1):
+            out.append((NM if i % k == 0 else mk.NAME_WILDCARD) + part)
+        return "".join(out)
+
+    return replace(turns, one=keep_last(turns.one) or turns.one, two=keep_last(turns.two),
+                   two_args=keep_last(turns.two_args), typed_args=keep_last(turns.typed_args))
+
+
+def _read_turns(turns: CallTurns, eot_text: str) -> tuple[ToolFormat, list[str]]:
+    notes: list[str] = []
     one = turns.one
     base = 0
     if turns.empty is not None:
@@ -301,6 +344,14 @@ def _analyze_tools(pr: Prober, eot_text: str) -> tuple[ToolFormat, list[str]]:
         if m is not None and m.end() == base and base < len(one) and base < len(turns.empty) \
                 and one[base].isalnum() and turns.empty[base].isalnum():
             base = m.start()
+        elif base < len(one) and base < len(turns.empty) and one[base] in (NM, mk.NAME_WILDCARD) \
+                and turns.empty[base].isalnum():
+            # " to=NAME" vs " to=user": the words glued to the name open the call too
+            start = m.end() if m is not None else 0
+            j = base
+            while j > start and not one[j - 1].isspace():
+                j -= 1
+            base = j
     if NM not in one:
         notes.append("the call name is not rendered")
         return _name_in_id(turns, base, eot_text, notes)

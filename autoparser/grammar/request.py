@@ -15,7 +15,7 @@
 
 Markers are matched as the parser matches them (``runtime.markers``): whitespace-split
 pieces with bounded whitespace (``ws``) between and before them, digit runs flexible,
-``\\x03`` a bounded wildcard. Free text up to a marker uses the builder's ``string_until``
+``\\x03`` a bounded wildcard, ``\\x04`` a tool name. Free text up to a marker uses the builder's ``string_until``
 automaton. Arguments follow each tool's JSON schema: JSON in JSON formats, the tagged
 structure (raw string values up to the closing marker) in tagged ones, Python reprs and
 argument literals through :mod:`autoparser.grammar.pyvalue`. Objects that declare
@@ -174,15 +174,20 @@ class _Opener:
 def _opener(a: Analysis) -> _Opener:
     t = a.tools
     if t.section_start.strip():
-        return _Opener(t.section_start, "section_start", mk.tokens(t.section_start)[0])
+        return _Opener(t.section_start, "section_start", _exact(mk.tokens(t.section_start)[0]))
     if t.call_start.strip():
         if t.name_prefix.strip() and t.id_position != "before_name" and _collides(t.call_start, a):
             both = t.call_start + " " + t.name_prefix
-            return _Opener(both, "call_name", (t.call_start + t.name_prefix).strip())
-        return _Opener(t.call_start, "call_start", mk.tokens(t.call_start)[0])
+            return _Opener(both, "call_name", _exact((t.call_start + t.name_prefix).strip()))
+        return _Opener(t.call_start, "call_start", _exact(mk.tokens(t.call_start)[0]))
     if t.style == "tagged" and t.name_prefix.strip():
-        return _Opener(t.name_prefix, "name_prefix", mk.tokens(t.name_prefix)[0])
+        return _Opener(t.name_prefix, "name_prefix", _exact(mk.tokens(t.name_prefix)[0]))
     return _Opener()
+
+
+def _exact(piece: str) -> str:
+    """The literal head of a marker piece: up to a wildcard (`` to=NAME<|message|>`` gives ``to=``)."""
+    return re.split(r"[\x03\x04]", piece, maxsplit=1)[0] or piece
 
 
 def _collides(call_start: str, a: Analysis) -> bool:
@@ -210,7 +215,7 @@ def _trigger(req: Request, plan: _Plan) -> dict[str, str]:
         return {"type": "pattern", "value": "(?:" + names + ")" + (r"\s*" + mk.pattern(t.name_suffix)
                                                                    if t.name_suffix.strip() else "")}
     first = mk.tokens(op.marker)[0]
-    strong = any(ch in first for ch in "<>[]|｜") and len(first) >= 4 and not re.search(r"\d|\x03", first)
+    strong = any(ch in first for ch in "<>[]|｜") and len(first) >= 4 and not re.search(r"\d|\x03|\x04", first)
     if strong and op.role != "call_name" and not _needs_lookahead(op.marker):
         return {"type": "word", "value": first}
     value = mk.pattern(op.marker)
@@ -223,14 +228,17 @@ def _trigger(req: Request, plan: _Plan) -> dict[str, str]:
 
 
 # ---------------------------------------------------------------- the grammar
+_WILD = {mk.WILDCARD: f"[^<>\\n]{{0,{WILDCARD_MAX}}}", mk.NAME_WILDCARD: f"[A-Za-z0-9_.-]{{1,{WILDCARD_MAX}}}"}
+
+
 def _piece_expr(piece: str) -> str:
     """One whitespace-free marker piece: literal text, flexible digit runs, bounded wildcards."""
     parts = []
-    for chunk in re.split(r"(\d+|\x03)", piece):
+    for chunk in re.split(r"(\d+|\x03|\x04)", piece):
         if not chunk:
             continue
-        if chunk == mk.WILDCARD:
-            parts.append(f"[^<>\\n]{{0,{WILDCARD_MAX}}}")
+        if chunk in _WILD:
+            parts.append(_WILD[chunk])
         elif chunk.isdigit():
             parts.append(f"[0-9]{{1,{DIGITS_MAX}}}")
         else:
@@ -293,7 +301,7 @@ class _Grammar:
         (``<|tool_response>`` after a Gemma call looks like ``<|tool_call>`` for 7 bytes);
         single characters keep both branches alive. The language is the same.
         """
-        pieces = [" ".join(char_class([c]) for c in p) for p in mk.tokens(m)]
+        pieces = [" ".join(_WILD.get(c) or char_class([c]) for c in p) for p in mk.tokens(m)]
         return f" {self.ws} ".join(pieces)
 
     def lead(self, role: str, m: str) -> str:
@@ -432,7 +440,14 @@ class _Grammar:
         op = self.op
         if op.role == "call_name" or not op.role:
             return ""
-        return self.lead("opener-rest", " ".join(mk.tokens(op.marker)[1:]))
+        tokens = mk.tokens(op.marker)
+        rest = [tokens[0][len(op.exact):], *tokens[1:]] if tokens[0].startswith(op.exact) else tokens[1:]
+        head, *tail = rest or [""]
+        if not head:
+            return self.lead("opener-rest", " ".join(tail))
+        # what follows the literal head inside its piece is glued to it (no whitespace before); spelled,
+        # as it competes with free text and the reasoning opener (`` to=self<|message|>``)
+        return _join(self.spelled(head), self.lead("opener-rest", " ".join(tail)))
 
     def call_body(self, tool: str) -> str:
         """One call of `tool` after its per-call opener (starting with no whitespace), inline."""

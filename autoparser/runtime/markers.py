@@ -23,15 +23,18 @@ def tokens(marker: str) -> list[str]:
 
 
 WILDCARD = "\x03"   # in an analysed marker: text that varies between renders (attributes, indices)
+NAME_WILDCARD = "\x04"   # in an analysed marker: a tool's name written there too (`` to=NAME<|message|>``)
 
 
 def _token_pattern(token: str) -> str:
     parts = []
-    for piece in regex.split(r"(\d+|\x03)", token):
+    for piece in regex.split(r"(\d+|\x03|\x04)", token):
         if not piece:
             continue
         if piece == WILDCARD:
             parts.append(r"[^<>\n]*?")
+        elif piece == NAME_WILDCARD:
+            parts.append(r"[\w.\-]+")
         elif piece.isdigit():
             parts.append(r"\d+")    # call indices differ per call (Kimi "functions.NAME:0")
         else:
