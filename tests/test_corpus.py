@@ -39,8 +39,6 @@ KEY: list[str] = [line.strip() for line in KEY_FILE.read_text(encoding="utf-8").
 
 # key template -> why its one-call turn does not parse back yet (strict xfail)
 KNOWN_KEY: dict[str, str] = {
-    "MiniMax-M3.jinja": "analysis: ']<]minimax[>[' separators are not markers; tagged arguments misread "
-                        "(prefix '>]<]minimax[>[<', separator leaks the probe key)",
     "meetkai-functionary-medium-v3.2.jinja": "analysis: the generation prompt ends with the call opener '>>>'; "
                                              "the first call has no name prefix and reads as content",
 }

@@ -525,7 +525,13 @@ def _typed_key_suffix(key_suffix: str, typed: str | None) -> str:
 
 
 def _tagged_args(body: str, two_args: str | None, typed: str | None = None) -> tuple[TaggedArgs, str, str]:
-    """(tagged argument markers, name suffix, call close) from the call body."""
+    """(tagged argument markers, name suffix, call close) from the call body.
+
+    A key written again after its value (``<KEY>value</KEY>``) becomes a name wildcard.
+    """
+    body = _key_again(body, N.ARG1, N.VAL1)
+    if two_args is not None:
+        two_args = _key_again(_key_again(two_args, N.ARG1, N.VAL1), N.ARG2, N.VAL2)
     k1 = body.index(N.ARG1)
     v1 = body.find(N.VAL1, k1)
     pre1 = body[:k1]
@@ -537,6 +543,8 @@ def _tagged_args(body: str, two_args: str | None, typed: str | None = None) -> t
         x = t[t.index(N.VAL1) + len(N.VAL1): t.index(N.ARG2)]
         y = t[t.index(N.VAL2) + len(N.VAL2):]
         n = shared_prefix(x, y)
+        if n == len(x) and (cs := shared_suffix(pre1, x)) and cs < len(x):
+            n = len(x) - cs     # the next argument's prefix is also how the call closes: it is the prefix's
         value_end, rest_x = x[:n], x[n:]
     else:
         m = MARKER.search(after1)
@@ -561,6 +569,18 @@ def _tagged_args(body: str, two_args: str | None, typed: str | None = None) -> t
     tagged = TaggedArgs(prefix=prefix, key_suffix=key_suffix, value_end=value_end,
                         separator=sep if sep.strip() else "", strings_json=strings_json)
     return tagged, name_suffix, close
+
+
+def _key_again(text: str, key: str, value: str) -> str:
+    """``text`` with the key's first writing after its value (a closing ``</KEY>``) made a wildcard."""
+    v = text.find(value, text.find(key))
+    if v < 0:
+        return text
+    again = text.find(key, v + len(value))
+    nxt = min((i for i in (text.find(N.ARG1, v), text.find(N.ARG2, v)) if i >= 0 and i != again), default=-1)
+    if again < 0 or (0 <= nxt < again):
+        return text
+    return text[:again] + mk.NAME_WILDCARD + text[again + len(key):]
 
 
 def _name_in_id(turns: CallTurns, base: int, eot_text: str, notes: list[str]) -> tuple[ToolFormat, list[str]]:

@@ -352,7 +352,9 @@ class TaggedCallReader(CallReader):
             # the arguments themselves end the name: "call:NAME{...", "NAME(...", "NAME\n{...}"
             opener = fmt.literal.open if fmt.args == "literal" and fmt.literal else "{"
             stop_src.append(regex.escape(opener))
+            stop.append(opener)
         self.p_name_stop = mk.compile_source("|".join(stop_src)) if stop_src else None
+        self._stop_firsts = frozenset(s.strip()[0] for s in stop)   # where a stop marker may begin
 
     # -------------------------------------------------------------- phases
     def step(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
@@ -397,6 +399,8 @@ class TaggedCallReader(CallReader):
                 if not final and len(buf) - i > 256:
                     return "bad", pos
                 return "more", pos   # at the end of the output: the name may be cut
+            if not final and self._cut_stop_before(buf, i, m.start()):
+                return "more", pos
             end = m.start()   # at the end, a cut marker after the name still ends it
         else:
             m = _NAME.match(buf, i)
@@ -414,6 +418,16 @@ class TaggedCallReader(CallReader):
         self.name = name
         self.phase = "name_suffix"
         return "next", end
+
+    def _cut_stop_before(self, buf: str, i: int, at: int) -> bool:
+        """A stop marker begins before ``at`` and runs to the end of the text (``regex`` prefers the
+        complete match at ``at``, as ``<`` inside ``">]<`` of ``">]<]minimax[>[``)."""
+        for j in range(i, at):
+            if buf[j] in self._stop_firsts:
+                p = self.p_name_stop.match(buf, j, partial=True)
+                if p is not None and p.partial:
+                    return True
+        return False
 
     def _name_suffix(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
         st, end = mk.match_here(self.p_name_suffix, buf, pos, final)
@@ -606,8 +620,13 @@ class TaggedCallReader(CallReader):
         if st == "more":
             return "more", pos
         if st == "match":
-            self.phase = "arg_key"
-            return "next", end
+            # an argument prefix that also begins the close (``<`` and ``</invoke>``): the longer wins
+            st_c, end_c = mk.match_here(self.p_close, buf, pos, final) if self.p_close is not None else ("no", 0)
+            if st_c == "more":
+                return "more", pos
+            if not (st_c == "match" and end_c > end):
+                self.phase = "arg_key"
+                return "next", end
         st, end = mk.match_here(self.p_close, buf, pos, final)
         if st == "more":
             return "more", pos
