@@ -170,5 +170,6 @@ def print_json(data: Any, indent: int | None = 2) -> None:
 
 
 def show(text: str) -> str:
-    """A marker or text as a JSON string literal, so whitespace and control characters are visible."""
-    return json.dumps(text, ensure_ascii=False)
+    """A marker or text as a JSON string literal, so whitespace and control characters are visible;
+    a marker's wildcards read ``…`` (varying text) and ``NAME`` (a tool's name)."""
+    return json.dumps(text, ensure_ascii=False).replace("\\u0003", "…").replace("\\u0004", "NAME")

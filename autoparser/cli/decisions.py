@@ -34,6 +34,7 @@ from ._common import (
     read_kwargs,
     read_messages,
     read_tools,
+    show,
     template_from_source,
     tool_choice,
 )
@@ -130,7 +131,7 @@ def _row(path: Path, args: argparse.Namespace, tok: sources.TemplateSource | Non
 
 
 def _s(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)
+    return show(text)
 
 
 def _kw(pairs: tuple[tuple[str, Any], ...]) -> str:
