@@ -587,9 +587,15 @@ class _Grammar:
         ta = t.tagged
         assert ta is not None
         name = sanitize_name(tool)
-        end = mk.tokens(ta.value_end)
-        closing = end[0] if end else ""
-        end_rest = self.lead("value-end-rest", " ".join(end[1:])) if len(end) > 1 else ""
+
+        def value_end(key: str) -> tuple[str, str]:
+            """(the value's closing piece, the rest of its end marker) for ``key`` (``</KEY>``)."""
+            end = mk.tokens(ta.value_end.replace(mk.NAME_WILDCARD, key))
+            rest = self.lead(f"value-end-rest-{key}" if mk.NAME_WILDCARD in ta.value_end else "value-end-rest",
+                             " ".join(end[1:])) if len(end) > 1 else ""
+            return (end[0] if end else ""), rest
+
+        closing, end_rest = value_end("")
         prefix = self.lead("arg-prefix", ta.prefix)
         key_suffix = self.lead("arg-key-suffix", ta.key_suffix)
         raw = not ta.strings_json and bool(closing)
@@ -599,6 +605,7 @@ class _Grammar:
         keys = [*props, *(k for k in required if k not in props)]
         for key in keys:
             prop = props.get(key, {})
+            closing, end_rest = value_end(key)
             if _structured(prop) and closing:
                 # objects and lists: JSON, or the Python repr a template prints with |string
                 value = _join(self.ws, python_value_rule(self.b, prop, f"{name}-{key}-value", root=schema),
@@ -608,6 +615,7 @@ class _Grammar:
             slots.append((_join(prefix, self.ws, literal(key), key_suffix, value, end_rest), key in required))
         if not props and schema.get("additionalProperties", True) is not False:
             # free-form arguments: any key, any raw value
+            closing, end_rest = value_end("")
             key_text = self.through("arg-key-suffix", ta.key_suffix) if ta.key_suffix.strip() else self.ws
             value = schema_value_rule(self.b, {}, "any-value", raw, closing=closing, pad=self.ws)
             item = self.b.rule("any-arg", _join(prefix, key_text, value, end_rest))
