@@ -186,8 +186,10 @@ def _opener(a: Analysis) -> _Opener:
 
 
 def _exact(piece: str) -> str:
-    """The literal head of a marker piece: up to a wildcard (`` to=NAME<|message|>`` gives ``to=``)."""
-    return re.split(r"[\x03\x04]", piece, maxsplit=1)[0] or piece
+    """The first literal run of a marker piece, which free text runs up to: up to a wildcard
+    (``to=NAME<|message|>`` gives ``to=``), or after one (``NAME<|invoke|>`` gives ``<|invoke|>``;
+    the name is then free text)."""
+    return next((run for run in re.split(r"[\x03\x04]", piece) if run), piece)
 
 
 def _collides(call_start: str, a: Analysis) -> bool:

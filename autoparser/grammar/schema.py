@@ -370,7 +370,11 @@ class _Converter:
         fallback = extra if isinstance(extra, dict) else {}
         slots = [(k, self.kv_rule(k, props.get(k, fallback), name), k in required) for k in keys]
         extra_kv = None if extra is False else self.extra_kv(keys, extra, name)
-        return _join('"{"', space_rule(self.b), self.members(slots, extra_kv, name), '"}"')
+        body = self.members(slots, extra_kv, name)
+        by_key = sorted(slots, key=lambda slot: slot[0])
+        if by_key != slots:   # templates that print with tojson(sort_keys=True) or |dictsort
+            body = f"( {body} | {self.members(by_key, extra_kv, f'{name}-sorted')} )"
+        return _join('"{"', space_rule(self.b), body, '"}"')
 
     def kv_rule(self, key: str, schema: Any, name: str) -> str:
         """`"key": value` followed by space."""
