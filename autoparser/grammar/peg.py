@@ -36,7 +36,7 @@ from parsimonious.nodes import Node, NodeVisitor
 from ..errors import ParseError
 from ..runtime import markers as mk
 from ..runtime.calls import _args_text, _typed_value
-from ..runtime.coerce import coerce
+from ..runtime.coerce import coerce, raw_string
 from ..runtime.literal import literal_to_json
 from ..runtime.message import Message, ToolCall
 from ..runtime.pyliteral import python_to_json
@@ -291,8 +291,7 @@ def _opener(tools: ToolFormat, spec: EngineSpec, names: tuple[str, ...]) -> str:
         return mk.pattern(tools.name_prefix)
     if tools.style == "tagged" and tools.args == "literal" and tools.literal is not None and names:
         # no marker at all: a tool's name and its opener (as the engine's "tname")
-        alts = "|".join(regex.escape(n) for n in sorted(names, key=len, reverse=True))
-        return rf"(?<!\w)(?:{alts})(?=\s*{regex.escape(tools.literal.open)})"
+        return mk.tool_name(names) + r"(?=\s*" + regex.escape(tools.literal.open) + ")"
     return ""
 
 
@@ -829,22 +828,10 @@ class _Mapper(NodeVisitor):
             if ta.value_end.startswith("\n") and raw.endswith("\n") and not isinstance(raw, _Verbatim):
                 raw = raw[:-1]
             prop = props.get(pair.key) if isinstance(props.get(pair.key), dict) else {}
-            value = json.dumps(raw, ensure_ascii=False) if _string_arg(prop, ta.strings_json) \
+            value = json.dumps(raw, ensure_ascii=False) if raw_string(prop, ta.strings_json) \
                 else _typed_value(raw, prop)
             out.append(f"{json.dumps(pair.key, ensure_ascii=False)}: {value}")
         return "{" + ", ".join(out) + "}"
-
-
-def _string_arg(prop: dict[str, Any], strings_json: bool) -> bool:
-    """A tagged value written raw as a string (``TaggedCallReader._is_string_arg``)."""
-    if strings_json:
-        return False
-    types = prop.get("type")
-    if isinstance(types, str):
-        return types == "string"
-    if isinstance(types, list):
-        return types == ["string"]
-    return "enum" in prop and all(isinstance(v, str) for v in prop["enum"])
 
 
 _TYPES: dict[str, Any] = {

@@ -29,7 +29,6 @@ from autoparser.grammar.gbnf import ANY_CHAR, GbnfBuilder, char_class, literal
 from autoparser.grammar.schema import (
     _Converter,
     _group,
-    _infer_type,
     _is_any,
     _join,
     _unique,
@@ -69,27 +68,6 @@ class LiteralConverter(_Converter):
                                      key=("lit-space",))
 
     # --- schema dispatch ----------------------------------------------------------
-
-    def alts(self, schema: Any, name: str) -> list[str]:
-        """Alternatives matching instances of `schema` in this spelling."""
-        if _is_any(schema) or not isinstance(schema, dict):
-            return [self.any_value()]
-        if "$ref" in schema:
-            return [self.ref(schema["$ref"], name)]
-        if schema.get("nullable") is True:
-            rest = {k: v for k, v in schema.items() if k != "nullable"}
-            return _unique([*self.alts(rest, name), self.null()])
-        if "const" in schema:
-            return [self.const(schema["const"])]
-        if isinstance(schema.get("enum"), list):
-            return _unique([self.const(v) for v in schema["enum"]])
-        branches = self.branches(schema)
-        if branches is not None:
-            return _unique([self.rule_for(s, f"{name}-{i}") for i, s in enumerate(branches)])
-        kind = schema.get("type") or _infer_type(schema)
-        if isinstance(kind, list):
-            return _unique([a for t in kind for a in self.alts({**schema, "type": t}, f"{name}-{t}")])
-        return self.typed(kind, schema, name)
 
     def typed(self, kind: Any, schema: dict[str, Any], name: str) -> list[str]:
         if kind == "object":

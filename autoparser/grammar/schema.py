@@ -225,18 +225,22 @@ class _Converter:
         return self.b.rule(name, " | ".join(alts))
 
     def alts(self, schema: Any, name: str) -> list[str]:
-        """Alternatives (bare expressions) matching instances of `schema`."""
+        """Alternatives (bare expressions) matching instances of `schema`.
+
+        The spelling of a value comes from the hooks ``any_value``, ``null``, ``const`` and
+        ``typed`` (JSON here; Python and argument literals in ``pyvalue.LiteralConverter``).
+        """
         if _is_any(schema) or not isinstance(schema, dict):
-            return [json_rule(self.b, "value")]
+            return [self.any_value()]
         if "$ref" in schema:
             return [self.ref(schema["$ref"], name)]
         if schema.get("nullable") is True:
             rest = {k: v for k, v in schema.items() if k != "nullable"}
-            return _unique([*self.alts(rest, name), json_rule(self.b, "null")])
+            return _unique([*self.alts(rest, name), self.null()])
         if "const" in schema:
-            return [const_expr(self.b, schema["const"])]
+            return [self.const(schema["const"])]
         if isinstance(schema.get("enum"), list):
-            return _unique([const_expr(self.b, v) for v in schema["enum"]])
+            return _unique([self.const(v) for v in schema["enum"]])
         branches = self.branches(schema)
         if branches is not None:
             return _unique([self.rule_for(s, f"{name}-{i}") for i, s in enumerate(branches)])
@@ -244,6 +248,15 @@ class _Converter:
         if isinstance(kind, list):
             return _unique([a for t in kind for a in self.alts({**schema, "type": t}, f"{name}-{t}")])
         return self.typed(kind, schema, name)
+
+    def any_value(self) -> str:
+        return json_rule(self.b, "value")
+
+    def null(self) -> str:
+        return json_rule(self.b, "null")
+
+    def const(self, value: Any) -> str:
+        return const_expr(self.b, value)
 
     def branches(self, schema: dict[str, Any]) -> list[Any] | None:
         """anyOf/oneOf branches (merged with sibling keywords), or the merged allOf."""

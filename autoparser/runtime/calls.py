@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import regex
 
 from . import markers as mk
-from .coerce import coerce
+from .coerce import coerce, raw_string
 from .jsonfix import StringMender
 from .jsonscan import JsonScanner
 from .literal import LiteralEnd, literal_to_json, read_partial_literal
@@ -651,7 +651,8 @@ class TaggedCallReader(CallReader):
         if not key or len(key) > 256:
             return "bad", pos
         self.key = key
-        self.value_is_string = self._is_string_arg(key)
+        self.value_is_string = raw_string(self._schema_for(key), self.fmt.tagged is not None
+                                          and self.fmt.tagged.strings_json)
         self.value_parts = []
         self._value_first = True
         self._held_nl = ""
@@ -663,20 +664,6 @@ class TaggedCallReader(CallReader):
         self.phase = "arg_value"
         self._cdata_checked = False
         return "next", m.end()
-
-    def _is_string_arg(self, key: str) -> bool:
-        if self.fmt.tagged is not None and self.fmt.tagged.strings_json:
-            return False
-        schema = self.engine.spec.tool_schemas.get(self.name) or {}
-        prop = (schema.get("properties") or {}).get(key)
-        if not isinstance(prop, dict):
-            return False
-        types = prop.get("type")
-        if isinstance(types, str):
-            return types == "string"
-        if isinstance(types, list):
-            return types == ["string"]
-        return "enum" in prop and all(isinstance(v, str) for v in prop["enum"])
 
     def _arg_value(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
         if not self._cdata_checked:

@@ -22,6 +22,19 @@ def _types(schema: dict[str, Any]) -> list[str]:
     return []
 
 
+def raw_string(prop: Any, strings_json: bool = False) -> bool:
+    """A tagged value the template writes raw, as a string: the schema says only ``string`` (or
+    a string enum), and the format does not quote its strings (``strings_json``)."""
+    if strings_json or not isinstance(prop, dict):
+        return False
+    types = prop.get("type")
+    if isinstance(types, str):
+        return types == "string"
+    if isinstance(types, list):
+        return types == ["string"]
+    return "enum" in prop and all(isinstance(v, str) for v in prop["enum"])
+
+
 def coerce(value: Any, schema: dict[str, Any] | None) -> Any:
     if not isinstance(schema, dict):
         return value

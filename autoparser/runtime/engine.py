@@ -101,8 +101,7 @@ class Engine:
                 named.append(("tname", mk.pattern(t.name_prefix)))
             elif t.style == "tagged" and t.args == "literal" and t.literal is not None and s.tool_names:
                 # no marker at all (``get_weather(location='Paris')``): a tool's name and its opener
-                names = "|".join(regex.escape(n) for n in sorted(s.tool_names, key=len, reverse=True))
-                named.append(("tname", rf"(?<!\w)(?:{names})\s*{regex.escape(t.literal.open)}"))
+                named.append(("tname", mk.tool_name(s.tool_names) + r"\s*" + regex.escape(t.literal.open)))
                 self._named_call = mk.compile_source(named[-1][1])
         if s.content_start:
             named.append(("cwrap", mk.pattern(s.content_start)))

@@ -140,19 +140,21 @@ class _Reader:
             return self.mapping(ch)
         if ch == "[":
             return self.array()
-        j = self._bare_end(i) if member else i
-        if not member:
+        if member:
+            j = self._bare_end(i)
+        else:
+            j = i
             while j < len(t) and t[j] not in ",}])" and t[j] not in " \t\r\n" and not t.startswith(self.kv, j):
                 j += 1
         word = t[i:j]
         self.i = j
-        word_ = word.strip()
-        if word_ in _WORDS:
-            return _WORDS[word_]
+        bare = word.strip()
+        if bare in _WORDS:
+            return _WORDS[bare]
         try:
-            return json.loads(word_)
+            return json.loads(bare)
         except ValueError:
-            return word
+            return word      # text: kept as written (an unquoted value's own newlines included)
 
     def _bare_end(self, i: int) -> int:
         """Where an unquoted member value ends (``location=Paris, France, unit=c``): at a closer

@@ -47,6 +47,11 @@ def pattern(marker: str) -> str:
     return r"\s*".join(_token_pattern(t) for t in tokens(marker))
 
 
+def tool_name(names: Iterable[str]) -> str:
+    """Regex source for one of the tool names as a whole word (longest first)."""
+    return r"(?<!\w)(?:" + "|".join(regex.escape(n) for n in sorted(names, key=len, reverse=True)) + ")"
+
+
 def compile_any(named: Iterable[tuple[str, str]]) -> regex.Pattern[str] | None:
     """One alternation over ``(group_name, regex_source)`` pairs; None when all are empty."""
     parts = [f"(?P<{name}>{src})" for name, src in named if src]
