@@ -7,19 +7,18 @@ import json
 import secrets
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from types import MappingProxyType
+from typing import Any
 
 from . import sources
 from .analysis import analyze
 from .analysis.model import Analysis
 from .errors import AutoparserError
+from .plan import ReasoningFormatOption, RequestOptions, RequestPlan, make_plan
 from .render import Renderer, RenderLimits
 from .render.compat import render_compat
-from .runtime import markers as mk
-from .runtime.engine import Engine, EngineSpec
+from .runtime.engine import Engine
 from .runtime.message import Message
-
-ReasoningFormatOption = Literal["auto", "none", "deepseek", "deepseek-legacy"]
 
 
 class ChatTemplate:
@@ -91,7 +90,7 @@ class ChatTemplate:
 
 
 class Request:
-    """One rendered prompt with the parser (and grammar) that fit it."""
+    """One rendered prompt with the parser (and grammar) that fit it: a prompt and its plan."""
 
     def __init__(self, template: ChatTemplate, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None,
                  add_generation_prompt: bool, continue_final_message: bool, chat_template_kwargs: dict[str, Any],
@@ -102,24 +101,66 @@ class Request:
             add_generation_prompt = False
         self.template = template
         self.analysis = template.analysis
-        self.messages = copy.deepcopy(messages)
-        self.tools = copy.deepcopy(tools) if tools else None
-        self.tool_choice = tool_choice
-        self.parallel_tool_calls = parallel_tool_calls
-        self.reasoning_format = reasoning_format
-        self.response_format = response_format
-        self.chat_template_kwargs = chat_template_kwargs
-        self.continue_final_message = continue_final_message
-        self.prompt = self._render(add_generation_prompt)
-        self.spec = self._spec()
+        options = RequestOptions(
+            messages=tuple(copy.deepcopy(messages)), tools=tuple(copy.deepcopy(tools)) if tools else None,
+            add_generation_prompt=add_generation_prompt, continue_final_message=continue_final_message,
+            chat_template_kwargs=MappingProxyType(dict(chat_template_kwargs)), tool_choice=tool_choice,
+            parallel_tool_calls=parallel_tool_calls, reasoning_format=reasoning_format,
+            response_format=response_format)
+        self.prompt = self._render(options)
+        self.plan: RequestPlan = make_plan(self.analysis, options, prompt=self.prompt,
+                                           eos_token=template.renderer.eos_token,
+                                           id_prefix=f"call_{secrets.token_hex(4)}_")
+
+    # ------------------------------------------------------------ the request as given
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return list(self.plan.options.messages)
+
+    @property
+    def tools(self) -> list[dict[str, Any]] | None:
+        tools = self.plan.options.tools
+        return list(tools) if tools is not None else None
+
+    @property
+    def tool_choice(self) -> Any:
+        return self.plan.options.tool_choice
+
+    @property
+    def parallel_tool_calls(self) -> bool:
+        return self.plan.options.parallel_tool_calls
+
+    @property
+    def reasoning_format(self) -> str:
+        return self.plan.options.reasoning_format
+
+    @property
+    def response_format(self) -> dict[str, Any] | None:
+        rf = self.plan.options.response_format
+        return dict(rf) if rf is not None else None
+
+    @property
+    def chat_template_kwargs(self) -> dict[str, Any]:
+        return dict(self.plan.options.chat_template_kwargs)
+
+    @property
+    def continue_final_message(self) -> bool:
+        return self.plan.options.continue_final_message
+
+    @property
+    def tools_active(self) -> bool:
+        """Calls can occur in this request's output."""
+        return self.plan.tools is not None
 
     # ------------------------------------------------------------ prompt
-    def _render(self, add_generation_prompt: bool) -> str:
-        kw = dict(self.chat_template_kwargs)
-        text = render_compat(self.template.renderer, polyfill_messages(self.messages, self.analysis), tools=self.tools,
-                                             add_generation_prompt=add_generation_prompt, **kw)
-        if self.continue_final_message and self.messages:
-            final = self.messages[-1]
+    def _render(self, options: RequestOptions) -> str:
+        messages = list(options.messages)
+        text = render_compat(self.template.renderer, polyfill_messages(messages, self.analysis),
+                             tools=list(options.tools) if options.tools else None,
+                             add_generation_prompt=options.add_generation_prompt,
+                             **dict(options.chat_template_kwargs))
+        if options.continue_final_message and options.messages:
+            final = options.messages[-1]
             last = final.get("content") or next(
                 (final[k] for k in ("reasoning_content", "thinking", "reasoning") if final.get(k)), None)
             if isinstance(last, str) and last.strip():
@@ -130,79 +171,6 @@ class Request:
                     if last != last.rstrip() and text.endswith(last.strip()):
                         text += last[len(last.rstrip()):]
         return text
-
-    # ------------------------------------------------------------ parser spec
-    @property
-    def tools_active(self) -> bool:
-        return bool(self.tools) and self.tool_choice != "none" and self.analysis.tools.style != "none"
-
-    def _reasoning_state(self) -> tuple[bool, bool, str]:
-        """(prompt leaves reasoning open, reasoning switched off, prefilled text)."""
-        r = self.analysis.reasoning
-        if r.mode == "none":
-            return False, False, ""
-        tail = self.prompt[-4000:]
-        start, end = r.start.strip(), r.end.strip()
-        header = self.analysis.assistant_header
-        if end and header and "".join(tail.split()).endswith("".join((header + end).split())):
-            return False, True, ""   # the assistant turn opens with a closed reasoning block: thinking is off
-        if start:
-            i = tail.rfind(start)
-            if i >= 0:
-                after = tail[i + len(start):]
-                if not after.strip():
-                    return True, False, tail[i:]
-                if end and after.strip() == end:
-                    return False, True, ""
-                if end and end not in after and self.continue_final_message:
-                    return True, False, tail[i:]
-            return False, False, ""
-        # delimiter style: reasoning comes first unless an end marker already closed it
-        if end and tail.rstrip().endswith(end):
-            return False, True, ""
-        off = bool(r.off_kwargs) and all(self.chat_template_kwargs.get(k) == v for k, v in r.off_kwargs.items())
-        return (not off), off, ""
-
-    def _spec(self) -> EngineSpec:
-        a = self.analysis
-        open_, off, prefix = self._reasoning_state()
-        if self.continue_final_message and self.messages and a.reasoning.mode != "none":
-            final = self.messages[-1]
-            if final.get("role") == "assistant" and not final.get("content") and any(
-                    final.get(k) for k in ("reasoning_content", "thinking", "reasoning")):
-                open_, off = True, False   # the model goes on with the reasoning it started
-        extract = self.reasoning_format != "none" and a.reasoning.mode != "none" and not off
-        tools = a.tools if self.tools_active else None
-        schemas = {}
-        for t in self.tools or []:
-            fn = t.get("function", t) if isinstance(t, dict) else {}
-            if isinstance(fn, dict) and fn.get("name"):
-                schemas[fn["name"]] = fn.get("parameters") or {}
-        eos = self.template.renderer.eos_token
-        stop = tuple(dict.fromkeys([*a.end_of_turn, *([eos] if eos else [])]))
-        recognised = stop + ((a.assistant_header,) if a.assistant_header else ())
-        content_start, content_end = a.content.start, a.content.end
-        if self.response_format and not content_start:
-            content_start, content_end = "```json", "```"   # a fenced JSON answer: the fence is a marker
-        return EngineSpec(
-            reasoning_start=a.reasoning.start, reasoning_end=a.reasoning.end, extract_reasoning=extract,
-            start_in_reasoning=open_, reasoning_prefix=prefix,
-            strip_leading_reasoning=off and self.reasoning_format != "none",
-            content_start=content_start, content_end=content_end, stop_markers=recognised, tools=tools,
-            content_markers=a.content.in_tool_turns,
-            tool_schemas=schemas, json_trigger=self._json_trigger(tools, schemas), tool_names=tuple(schemas),
-            tentative_reasoning=a.reasoning.mode == "delimiter" and not self.continue_final_message,
-            id_prefix=f"call_{secrets.token_hex(4)}_")
-
-    def _json_trigger(self, tools: Any, schemas: dict[str, dict]) -> str:
-        if tools is None or tools.style != "json" or tools.call_start or tools.section_start:
-            return ""
-        if tools.json is not None and tools.json.name_is_key:
-            import regex
-
-            names = "|".join(regex.escape(n) for n in schemas) or r"[^\"]+"
-            return r"\{\s*\"(?:" + names + r")\"\s*:"
-        return mk.pattern(tools.name_prefix)
 
     # ------------------------------------------------------------ parsing
     def parse(self, text: str, partial: bool = False) -> Message:
@@ -219,17 +187,7 @@ class Request:
         return StreamParser(self._engine())
 
     def _engine(self) -> Engine:
-        engine = Engine(self.spec)
-        if self.continue_final_message and self.messages and self.messages[-1].get("role") == "assistant":
-            final = self.messages[-1]
-            reasoning = next((final[k] for k in ("reasoning_content", "thinking", "reasoning")
-                              if isinstance(final.get(k), str) and final.get(k)), "")
-            prefilled = final.get("content")
-            if reasoning and self.spec.extract_reasoning:
-                engine.prefill_reasoning(reasoning, still_open=self.spec.start_in_reasoning)
-            if isinstance(prefilled, str) and prefilled:
-                engine.prefill_content(prefilled)
-        return engine
+        return Engine(self.plan)
 
     # ------------------------------------------------------------ grammar and decisions
     @cached_property
@@ -238,7 +196,7 @@ class Request:
             from .grammar.request import build_gbnf
         except ImportError:
             return None
-        return build_gbnf(self)
+        return build_gbnf(self.plan)
 
     @cached_property
     def grammar_triggers(self) -> list[dict[str, str]]:
@@ -246,7 +204,7 @@ class Request:
             from .grammar.request import triggers
         except ImportError:
             return []
-        return triggers(self)
+        return triggers(self.plan)
 
     @property
     def preserved_tokens(self) -> tuple[str, ...]:
@@ -264,7 +222,7 @@ class Request:
         """PRE.1-PRE.6 for this request (``autoparser.decisions.row.decide``)."""
         from .decisions.row import decide
 
-        return decide(self.template, self)
+        return decide(self.template, self.plan)
 
     @property
     def skip_special_tokens(self) -> bool:
@@ -282,7 +240,7 @@ class Request:
         """The strict PEG parser for this request (``PegParser.text`` is its grammar), built on first use."""
         from .grammar.peg import build_peg
 
-        return build_peg(self)
+        return build_peg(self.plan)
 
     def parse_strict(self, text: str) -> Message:
         """Parse a complete output that must match the format exactly.

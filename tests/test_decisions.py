@@ -46,7 +46,7 @@ AFTER_TOOL = [*USER, {"role": "assistant", "content": "", "tool_calls": [CALL]},
 
 RUNTIME_PRE6 = ("runtime: with reasoning off the engine still extracts reasoning, and strip_leading_reasoning "
                 "only drops a whole <think>...</think> block, not a lone leading start marker "
-                "(EngineSpec.extract_reasoning / rstray in runtime/engine.py)")
+                "(ReasoningPlan.extract / rstray in runtime/engine.py)")
 
 
 def fixture(name: str) -> ChatTemplate:

@@ -577,13 +577,15 @@ def test_unknown_call_members_are_content() -> None:
 
 def _engine_parser(tools: Any) -> Callable[[str], Message]:
     """``parse`` of a bare engine for a tool format (formats no fixture template has)."""
-    from autoparser.runtime.engine import Engine, EngineSpec
+    from autoparser.analysis.model import Analysis
+    from autoparser.plan import RequestOptions, make_plan
+    from autoparser.runtime.engine import Engine
 
-    spec = EngineSpec(tools=tools, tool_schemas={"get_weather": {}, "search_docs": {}},
-                      tool_names=("get_weather", "search_docs"))
+    declared = tuple({"type": "function", "function": {"name": n}} for n in ("get_weather", "search_docs"))
+    plan = make_plan(Analysis(tools=tools), RequestOptions(tools=declared), prompt="")
 
     def parse(text: str) -> Message:
-        engine = Engine(spec)
+        engine = Engine(plan)
         engine.feed(text)
         engine.finish()
         return engine.msg

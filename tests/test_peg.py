@@ -213,7 +213,7 @@ def test_parallel_tool_calls_false_allows_one_call() -> None:
 
 def test_reasoning_prefill_starts_inside_the_block() -> None:
     req = fixture("forced_open_think").apply(turns.HISTORIES[1], tools=turns.TOOLS)
-    assert req.spec.start_in_reasoning
+    assert req.plan.reasoning.open_at_start
     assert req.peg.text.startswith("message") and " reasoning " in req.peg.text.splitlines()[0] + " "
     msg = _same(req, "Thinking.\n</think>\n\nParis.")
     assert (msg.reasoning_content, msg.content) == ("Thinking.", "Paris.")

@@ -35,11 +35,11 @@ import turns
 from gbnf_check import accepts, cfg_accepts, grammar_error
 
 import autoparser
+from autoparser import markers as mk
 from autoparser.grammar.gbnf import GbnfBuilder, rule_refs
 from autoparser.grammar.pyvalue import literal_args_rule, python_value_rule
 from autoparser.grammar.request import _regex_gbnf, strict_objects
 from autoparser.grammar.schema import schema_rule, schema_value_rule
-from autoparser.runtime import markers as mk
 
 TOOL_SCENARIOS = ("tool", "parallel", "reasoning_tool", "content_tool", "rich_args", "tricky_args", "escaped_args")
 MIN_ACCEPTED = 0.99

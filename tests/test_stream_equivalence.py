@@ -249,9 +249,11 @@ def _engine_run(spec: Any, chunks: list[str]) -> tuple[dict[str, Any], dict[str,
 
 def test_regression_stop_marker_prefix_of_content_end() -> None:
     """Kimi-K3: ``<|close|>`` (a stop marker) must not win over ``<|close|>response`` in a stream."""
-    from autoparser.runtime.engine import EngineSpec
+    from autoparser.analysis.model import Analysis, ContentFormat
+    from autoparser.plan import RequestOptions, make_plan
 
-    spec = EngineSpec(content_end="<|close|>response", stop_markers=("<|close|>",))
+    spec = make_plan(Analysis(content=ContentFormat(end="<|close|>response"), end_of_turn=("<|close|>",)),
+                     RequestOptions(), prompt="")
     text = "Hello.<|close|>response"
     assert _engine_run(spec, [text])[0]["content"] == "Hello."
     assert _engine_run(spec, list(text))[0]["content"] == "Hello."
@@ -259,13 +261,14 @@ def test_regression_stop_marker_prefix_of_content_end() -> None:
 
 def test_regression_tagged_id_after_arguments() -> None:
     """mistral-common v7: the id after the arguments is the id of the first delta too."""
-    from autoparser.analysis.model import ToolFormat
-    from autoparser.runtime.engine import EngineSpec
+    from autoparser.analysis.model import Analysis, ToolFormat
+    from autoparser.plan import RequestOptions, make_plan
 
     tools = ToolFormat(style="tagged", section_start="[TOOL_CALLS] [", section_end="]", separator=", ",
                        name_prefix='{"name": "', name_suffix='", "arguments": ', args="json",
                        id_position="after_args", id_prefix=', "id": "', id_suffix='"}')
-    spec = EngineSpec(tools=tools, tool_schemas={"f": {}})
+    spec = make_plan(Analysis(tools=tools), RequestOptions(tools=({"type": "function", "function": {"name": "f"}},)),
+                     prompt="")
     merged, final = _engine_run(spec, ['[TOOL_CALLS] [{"name": "f", "arguments": {"a": 1}, "id": "abc123XYZ"}]'])
     assert final["tool_calls"][0]["id"] == "abc123XYZ"
     assert merged["tool_calls"][0]["id"] == "abc123XYZ"

@@ -15,10 +15,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from .. import markers as mk
 from ..diff.split import MARKER, common_prefix_len, fix_prefix_end, shared_prefix, shared_suffix
 from ..probes import needles as N
 from ..probes.prober import Prober
-from ..runtime import markers as mk
 from ..runtime.jsonscan import JsonScanner
 from ..runtime.literal import LiteralEnd, literal_value
 from ..runtime.pyliteral import python_to_json

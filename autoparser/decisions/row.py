@@ -34,7 +34,7 @@ import functools
 import json
 import re
 from dataclasses import asdict, dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..analysis.model import Analysis, ContentFormat, ReasoningFormat, ToolFormat
 from ..analysis.reasoning import closing_candidates, marker_run_before
@@ -53,7 +53,18 @@ from .kwargs import (
 from .tokens import special_token_status
 
 if TYPE_CHECKING:
-    from ..template import ChatTemplate, Request
+    from ..plan import RequestPlan
+    from ..render import Renderer
+
+
+class TemplateLike(Protocol):
+    """What the decisions read of a ``ChatTemplate``."""
+
+    name: str
+    source: str
+    renderer: Renderer
+    analysis: Analysis
+    special_tokens: frozenset[str] | None
 
 __all__ = ["DecisionRow", "ForcedReasoning", "control_looking_parts", "decide", "marker_groups"]
 
@@ -163,7 +174,7 @@ def _tool_call_message(args: Any) -> dict[str, Any]:
 
 
 @functools.lru_cache(maxsize=256)
-def _turn_end_markers(digest: str, template: ChatTemplate) -> tuple[str, ...]:
+def _turn_end_markers(digest: str, template: TemplateLike) -> tuple[str, ...]:
     """End-of-turn markers: the analysis's, plus those that close a tool-call turn."""
     a = template.analysis
     found = list(a.end_of_turn)
@@ -184,7 +195,7 @@ def _turn_end_markers(digest: str, template: ChatTemplate) -> tuple[str, ...]:
     return tuple(m for m in dict.fromkeys(found) if m not in syntax and _PROBE_FN not in m)
 
 
-def stop_markers(template: ChatTemplate) -> tuple[str, ...]:
+def stop_markers(template: TemplateLike) -> tuple[str, ...]:
     """PRE.5: end-of-turn markers plus the EOS token."""
     eos = template.renderer.eos_token
     return tuple(dict.fromkeys([*_turn_end_markers(template.renderer.digest, template), *([eos] if eos else [])]))
@@ -198,7 +209,7 @@ def _after_tool_messages(args: Any) -> list[dict[str, Any]]:
             {"role": "tool", "tool_call_id": "call_probe1", "name": _PROBE_FN, "content": "42"}]
 
 
-def _after_tool_state(template: ChatTemplate, markers: ReasoningMarkers, kwargs: dict[str, Any]) -> PromptState | None:
+def _after_tool_state(template: TemplateLike, markers: ReasoningMarkers, kwargs: dict[str, Any]) -> PromptState | None:
     """The prompt state when the last message is a tool result (None if the template refuses)."""
     try:
         key = json.dumps(kwargs, sort_keys=True)
@@ -209,11 +220,11 @@ def _after_tool_state(template: ChatTemplate, markers: ReasoningMarkers, kwargs:
 
 @functools.lru_cache(maxsize=1024)
 def _after_tool_state_cached(digest: str, kwargs_json: str, markers: ReasoningMarkers,
-                             template: ChatTemplate) -> PromptState | None:
+                             template: TemplateLike) -> PromptState | None:
     return _after_tool_state_uncached(template, markers, json.loads(kwargs_json))
 
 
-def _after_tool_state_uncached(template: ChatTemplate, markers: ReasoningMarkers,
+def _after_tool_state_uncached(template: TemplateLike, markers: ReasoningMarkers,
                                kwargs: dict[str, Any]) -> PromptState | None:
     for args in ({"q": _PROBE_VALUE}, json.dumps({"q": _PROBE_VALUE})):
         gp = generation_part(template.renderer, _after_tool_messages(args), _PROBE_TOOLS, kwargs)
@@ -241,7 +252,7 @@ def _forced_call_start(t: ToolFormat) -> str:
     return t.section_start or t.call_start or (t.name_prefix if t.style == "tagged" else "")
 
 
-def decide(template: ChatTemplate, request: Request | None = None) -> DecisionRow:
+def decide(template: TemplateLike, request: RequestPlan | None = None) -> DecisionRow:
     """The PRE.1–PRE.6 row for ``template``, or for one ``request`` made from it."""
     if request is None:
         return _template_row(template)
@@ -249,27 +260,28 @@ def decide(template: ChatTemplate, request: Request | None = None) -> DecisionRo
 
 
 @functools.lru_cache(maxsize=256)
-def _template_row(template: ChatTemplate) -> DecisionRow:
+def _template_row(template: TemplateLike) -> DecisionRow:
     return _decide(template, None)
 
 
-def _request_state(template: ChatTemplate, request: Request | None, markers: ReasoningMarkers,
+def _request_state(template: TemplateLike, request: RequestPlan | None, markers: ReasoningMarkers,
                    kw: ReasoningKwargs) -> PromptState:
     """The state of the request's generation prompt (the default prompt's without a request)."""
     if request is None:
         return kw.default_state
-    gp = generation_part(template.renderer, request.messages, request.tools, request.chat_template_kwargs,
-                         prompt=request.prompt)
+    o = request.options
+    gp = generation_part(template.renderer, list(o.messages), list(o.tools) if o.tools else None,
+                         dict(o.chat_template_kwargs), prompt=request.prompt)
     return prompt_state(gp or "", markers, template.source)
 
 
-def _reseeds(template: ChatTemplate, request: Request | None, markers: ReasoningMarkers, kw: ReasoningKwargs,
+def _reseeds(template: TemplateLike, request: RequestPlan | None, markers: ReasoningMarkers, kw: ReasoningKwargs,
              state: PromptState) -> bool | None:
     """PRE.3: does the prompt open reasoning after a tool result? None when it never opens it."""
     if request is not None:
-        if request.messages and request.messages[-1].get("role") == "tool":
+        if request.options.messages and request.options.messages[-1].get("role") == "tool":
             return state == "open"
-        probe, user_state = dict(request.chat_template_kwargs), state
+        probe, user_state = dict(request.options.chat_template_kwargs), state
     elif kw.default_state == "open":
         probe, user_state = {}, "open"
     else:   # the setting that opens reasoning, if any (DeepSeek V4's thinking=true)
@@ -280,7 +292,7 @@ def _reseeds(template: ChatTemplate, request: Request | None, markers: Reasoning
     return _after_tool_state(template, markers, probe) == "open"
 
 
-def _stray_start(template: ChatTemplate, markers: ReasoningMarkers, kw: ReasoningKwargs) -> str:
+def _stray_start(template: TemplateLike, markers: ReasoningMarkers, kw: ReasoningKwargs) -> str:
     """PRE.6: the reasoning start marker the model could still write (from the analysis, else the prompt)."""
     start = core_start(markers)
     if start:
@@ -291,7 +303,7 @@ def _stray_start(template: ChatTemplate, markers: ReasoningMarkers, kw: Reasonin
     return ""
 
 
-def _needed_groups(template: ChatTemplate, request: Request | None, start: str, reasoning_needed: bool
+def _needed_groups(template: TemplateLike, request: RequestPlan | None, start: str, reasoning_needed: bool
                    ) -> dict[str, tuple[str, ...]]:
     """PRE.1: the marker groups this parser needs (all of them for a template row)."""
     groups = marker_groups(template.analysis)
@@ -301,27 +313,27 @@ def _needed_groups(template: ChatTemplate, request: Request | None, start: str, 
     if request is None:
         return groups
     needed = {"content"} | ({"reasoning"} if reasoning_needed else set()) | \
-        ({"tools"} if request.tools_active else set())
+        ({"tools"} if request.tools is not None else set())
     return {k: v for k, v in groups.items() if k in needed}
 
 
-def _decide(template: ChatTemplate, request: Request | None) -> DecisionRow:
+def _decide(template: TemplateLike, request: RequestPlan | None) -> DecisionRow:
     a = template.analysis
     markers = ReasoningMarkers.from_analysis(a)
     kw = discover_reasoning_kwargs(template.renderer, markers)
-    kwargs = dict(request.chat_template_kwargs) if request is not None else {}
+    kwargs = dict(request.options.chat_template_kwargs) if request is not None else {}
 
     # PRE.2 / PRE.3: is reasoning off, or opened by the prompt?
     state = _request_state(template, request, markers, kw)
     has_reasoning = a.reasoning.mode != "none" or kw.default_state != "plain" or bool(kw.off or kw.on)
     off = has_reasoning and (state == "closed" or (state != "open" and kw.is_off(kwargs)))
     opens = has_reasoning and state == "open"
-    wants = request is None or request.reasoning_format != "none"
+    wants = request is None or request.options.reasoning_format != "none"
     extract = a.reasoning.mode != "none" and not off and wants
     reseeds = _reseeds(template, request, markers, kw, state) if has_reasoning else None
 
     # PRE.4 / PRE.6
-    forced = request is not None and _forced(request.tool_choice)
+    forced = request is not None and _forced(request.options.tool_choice)
     before: ForcedReasoning = "none" if not has_reasoning or off else "required" if opens else "allowed"
     start = _stray_start(template, markers, kw) if has_reasoning else ""
     can_be_off = off if request is not None else off or bool(kw.off)

@@ -1,6 +1,6 @@
 """A strict per-request parser: a parsimonious PEG built from the analysis, plus a tree mapper.
 
-``build_peg(req)`` writes the grammar for one request (its tools, ``tool_choice``,
+``build_peg(plan)`` writes the grammar for one request (its tools, ``tool_choice``,
 ``parallel_tool_calls``, reasoning state and ``response_format`` are known then) as
 parsimonious source text, and ``PegParser.parse(text)`` maps the parse tree to the same
 ``Message`` the streaming engine (``Request.parse``) returns for valid output. Unlike the
@@ -33,8 +33,8 @@ from parsimonious.exceptions import ParseError as GrammarError
 from parsimonious.grammar import Grammar
 from parsimonious.nodes import Node, NodeVisitor
 
+from .. import markers as mk
 from ..errors import ParseError
-from ..runtime import markers as mk
 from ..runtime.calls import _args_text, _typed_value
 from ..runtime.coerce import coerce, raw_string
 from ..runtime.literal import literal_to_json
@@ -43,8 +43,7 @@ from ..runtime.pyliteral import python_to_json
 
 if TYPE_CHECKING:
     from ..analysis.model import JsonLayout, LiteralArgs, ToolFormat
-    from ..runtime.engine import EngineSpec
-    from ..template import Request
+    from ..plan import ReasoningPlan, RequestPlan
 
 WS = " \t\r\n"
 _ID_WORD = r"[^\s<>\[\]{}\"'|,:=()`]+"     # an id with no closing marker (calls._NAME)
@@ -158,7 +157,7 @@ _IDENT = regex.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 class _Context:
     """The per-request facts the mapper needs besides the tree."""
 
-    spec: EngineSpec
+    plan: RequestPlan
     template: str
     tools: ToolFormat | None
     prefill_reasoning: str = ""
@@ -168,73 +167,34 @@ class _Context:
     schemas: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
-def _allowed_names(req: Request) -> tuple[str, ...]:
-    """Tool names a call may use: the request's tools, or the one ``tool_choice`` names."""
-    if not req.tools_active:
-        return ()
-    tc = req.tool_choice
-    if isinstance(tc, dict):
-        fn = tc.get("function") if isinstance(tc.get("function"), dict) else tc
-        if isinstance(fn.get("name"), str) and fn["name"]:
-            return (fn["name"],)
-    return tuple(req.spec.tool_names)
-
-
-def _calls_required(req: Request) -> bool:
-    return req.tool_choice == "required" or isinstance(req.tool_choice, dict)
-
-
-def _response_schema(req: Request) -> tuple[bool, dict[str, Any] | None]:
-    """(the answer must be JSON, its schema if one is given)."""
-    rf = req.response_format
-    if not isinstance(rf, dict) or rf.get("type") in (None, "text"):
-        return False, None
-    js = rf.get("json_schema") if isinstance(rf.get("json_schema"), dict) else {}
-    schema = js.get("schema", rf.get("schema"))
-    return True, schema if isinstance(schema, dict) else None
-
-
-def _prefill(req: Request) -> tuple[str, bool, str]:
-    """``continue_final_message``: (reasoning, still open, content) the prompt already holds."""
-    if not (req.continue_final_message and req.messages and req.messages[-1].get("role") == "assistant"):
-        return "", False, ""
-    final = req.messages[-1]
-    reasoning = next((final[k] for k in ("reasoning_content", "thinking", "reasoning")
-                      if isinstance(final.get(k), str) and final.get(k)), "")
-    content = final.get("content")
-    return (reasoning if req.spec.extract_reasoning else "", req.spec.start_in_reasoning,
-            content if isinstance(content, str) else "")
-
-
 # ---------------------------------------------------------------- the grammar
-def build_peg(req: Request) -> PegParser:
+def build_peg(plan: RequestPlan) -> PegParser:
     """The strict grammar and mapper for one request."""
-    spec = req.spec
-    names = _allowed_names(req)
-    tools = spec.tools if names else None
-    json_answer, schema = _response_schema(req)
-    p_reasoning, p_open, p_content = _prefill(req)
+    r, tp = plan.reasoning, plan.tools
+    tools = tp.format if tp is not None and tp.allowed else None
+    json_answer, schema = plan.answer.json, plan.answer.schema
+    pre = plan.prefill
     b = _Rules()
-    stops = _stop_patterns(spec, tools)
+    stops = _stop_patterns(plan, tools)
     # turn markers (end of turn, the assistant header) may also separate the parts of a turn
     turn = "stop*" if stops else ""
     parts: list[str] = []
-    if req.analysis.assistant_header.strip() and not spec.start_in_reasoning and not p_content:
-        parts.append(b.marker("assistant_header", req.analysis.assistant_header) + "?")
-    opener = _opener(tools, spec, spec.tool_names) if tools is not None else ""
-    reasoning = "" if p_content else _reasoning(b, spec, opener)
+    if plan.assistant_header.strip() and not r.open_at_start and not pre.content:
+        parts.append(b.marker("assistant_header", plan.assistant_header) + "?")
+    opener = tp.opener.pattern if tools is not None and tp is not None else ""
+    reasoning = "" if pre.content else _reasoning(b, r, opener)
     if reasoning:
         parts += [reasoning, turn]
-    content = _content(b, spec, tools, json_answer, stops)
+    content = _content(b, plan, opener, tools is not None, json_answer, stops)
     parts.append(content)
-    if tools is not None:
-        _tool_calls(b, tools, names, req.parallel_tool_calls)
+    if tools is not None and tp is not None:
+        _tool_calls(b, tools, tp.allowed, tp.parallel)
         if stops and opener:
             # as many turn markers as leave the calls' opener next ("<|sep|>" + "<|open|>tools")
             turn = b.add("turn_markers", _rx(r"(?:\s*(?:" + "|".join(stops) + r"))*?(?=\s*" + opener + ")"))
         # free text may also follow the calls (Gemma 4, LFM2 render it there)
         calls = _seq(turn, "tool_calls", "" if json_answer else content)
-        parts.append(calls if _calls_required(req) else f"({calls})?")
+        parts.append(calls if tp.forced else f"({calls})?")
     parts.append(_end(b, stops))
     b.add("message", _seq(*parts))
     if any("json_" in body for body in b.rules.values()):
@@ -243,23 +203,24 @@ def build_peg(req: Request) -> PegParser:
             b.add(name, _PYTHON_JSON.get(name, body) if python else body)
     b.add("ws", _rx(r"\s*"))
     text = b.text()
-    ctx = _Context(spec=spec, template=req.template.name, tools=tools, prefill_reasoning=p_reasoning,
-                   prefill_open=p_open, prefill_content=p_content, response_schema=schema,
-                   schemas=dict(spec.tool_schemas))
+    ctx = _Context(plan=plan, template=plan.template, tools=tools, prefill_reasoning=pre.reasoning,
+                   prefill_open=pre.reasoning_open, prefill_content=pre.content,
+                   response_schema=dict(schema) if schema is not None else None,
+                   schemas={n: dict(tp.schema(n)) for n in tp.names} if tp is not None else {})
     return PegParser(text=text, grammar=Grammar(text), context=ctx)
 
 
-def _reasoning(b: _Rules, spec: EngineSpec, opener: str) -> str:
+def _reasoning(b: _Rules, r: ReasoningPlan, opener: str) -> str:
     """``reasoning``: required when the prompt opened the block, else optional; "" when none.
 
     With reasoning switched off the engine drops the markers of a block the model opens anyway
     (PRE.6) and keeps its text as content: the same rule, mapped to content. Delimiter-only
     reasoning is tentative: it is reasoning only if its end comes before the calls.
     """
-    start, end = mk.pattern(spec.reasoning_start), mk.pattern(spec.reasoning_end)
-    if not end or not (spec.extract_reasoning or (spec.strip_leading_reasoning and start)):
+    start, end = mk.pattern(r.start), mk.pattern(r.end)
+    if not end or not (r.extract or (r.strip_stray and start)):
         return ""
-    if spec.extract_reasoning and spec.start_in_reasoning:
+    if r.extract and r.open_at_start:
         # a delimiter-only format may skip its reasoning; a prefilled tag must be closed
         body, term = "reasoning_text reasoning_end", ("reasoning" if start else "reasoning?")
     elif start:
@@ -269,70 +230,37 @@ def _reasoning(b: _Rules, spec: EngineSpec, opener: str) -> str:
         return ""
     b.add("reasoning", body)
     if "reasoning_start" in body:
-        b.marker("reasoning_start", spec.reasoning_start)
-    text = r"(?s:.*?)" if not (spec.tentative_reasoning and opener) else r"(?s:(?:(?!" + opener + ").)*?)"
+        b.marker("reasoning_start", r.start)
+    text = r"(?s:.*?)" if not (r.tentative and opener) else r"(?s:(?:(?!" + opener + ").)*?)"
     b.add("reasoning_text", _rx(text + "(?=" + end + ")"))
-    b.marker("reasoning_end", spec.reasoning_end)
+    b.marker("reasoning_end", r.end)
     return term
 
 
-def _opener(tools: ToolFormat, spec: EngineSpec, names: tuple[str, ...]) -> str:
-    """Regex for where the tool calls begin (what the engine looks for in content)."""
-    if tools.section_start.strip():
-        return mk.pattern(tools.section_start) + _section_lookahead(tools, names)
-    if tools.call_start.strip():
-        # the name prefix must follow: "<|channel|>" alone also opens reasoning and content
-        ahead = r"(?=\s*" + mk.pattern(tools.name_prefix) + ")" \
-            if tools.name_prefix.strip() and tools.id_position != "before_name" else ""
-        return mk.pattern(tools.call_start) + ahead
-    if spec.json_trigger:
-        return spec.json_trigger
-    if tools.style == "tagged" and tools.name_prefix.strip():
-        return mk.pattern(tools.name_prefix)
-    if tools.style == "tagged" and tools.args == "literal" and tools.literal is not None and names:
-        # no marker at all: a tool's name and its opener (as the engine's "tname")
-        return mk.tool_name(names) + r"(?=\s*" + regex.escape(tools.literal.open) + ")"
-    return ""
-
-
-def _section_lookahead(t: ToolFormat, names: tuple[str, ...]) -> str:
-    """A bare ``[`` opens the calls only when a call follows (as the engine's ``_lookahead``)."""
-    opener = t.section_start.strip()
-    if any(ch.isalnum() or ch in "<|｜" for ch in opener) or len(opener) > 3:
-        return ""
-    if t.style == "json":
-        return r"(?=\s*\{\s*[\"'])"
-    if not names:
-        return ""
-    alts = "|".join(regex.escape(n) for n in names)
-    return r"(?=\s*" + (mk.pattern(t.call_start) + r"\s*" if t.call_start else "") + \
-        (mk.pattern(t.name_prefix) if t.name_prefix.strip() else "") + "(?:" + alts + "))"
-
-
-def _stop_patterns(spec: EngineSpec, tools: ToolFormat | None) -> list[str]:
+def _stop_patterns(plan: RequestPlan, tools: ToolFormat | None) -> list[str]:
     """Markers that end a turn (longest first): end of turn, eos, the assistant header, and a
     section end that has no section start (Gemma 4's ``<|tool_response>``)."""
-    markers = list(spec.stop_markers)
+    markers = list(plan.recognised)
     if tools is not None and tools.section_end.strip() and not tools.section_start.strip():
         markers.append(tools.section_end)
     return [p for p in (mk.pattern(m) for m in sorted(dict.fromkeys(markers), key=len, reverse=True)) if p]
 
 
-def _content(b: _Rules, spec: EngineSpec, tools: ToolFormat | None, json_answer: bool,
-             stops: list[str]) -> str:
+def _content(b: _Rules, plan: RequestPlan, opener: str, calls: bool, json_answer: bool, stops: list[str]) -> str:
     """``content``: free text up to the calls or a turn marker (or a JSON answer), maybe wrapped."""
+    r, c = plan.reasoning, plan.content
     ends = list(stops)
-    if tools is not None and (opener := _opener(tools, spec, spec.tool_names)):
+    if opener:
         ends.insert(0, opener)
-    start_src, end_src = mk.pattern(spec.reasoning_start), mk.pattern(spec.reasoning_end)
-    if spec.extract_reasoning and start_src:
+    start_src, end_src = mk.pattern(r.start), mk.pattern(r.end)
+    if r.extract and start_src:
         ends.append(start_src)          # reasoning comes first or not at all
-    if end_src and (spec.extract_reasoning or (spec.strip_leading_reasoning and start_src)):
+    if end_src and (r.extract or (r.strip_stray and start_src)):
         ends.append(end_src)            # nor does a stray close
-    start = b.marker("content_start", spec.content_start) if spec.content_start.strip() else ""
-    close = b.marker("content_end", spec.content_end) if spec.content_end.strip() else ""
+    start = b.marker("content_start", c.start) if c.start.strip() else ""
+    close = b.marker("content_end", c.end) if c.end.strip() else ""
     # an answer before calls may have its own wrapper (harmony's commentary preamble)
-    extra = [m for m in spec.content_markers if m.strip()]
+    extra = [m for m in c.markers if m.strip()]
     p_start = b.marker("preamble_start", extra[0]) if extra else ""
     p_close = b.marker("preamble_end", extra[1]) if len(extra) > 1 else ""
     if p_close:
@@ -342,9 +270,9 @@ def _content(b: _Rules, spec: EngineSpec, tools: ToolFormat | None, json_answer:
         if start:
             b.add("content", f"{_seq(start, 'answer', close)} / answer")
         content = "content" if start else "answer"
-        return content + "?" if tools is not None else content
+        return content + "?" if calls else content
     if close:
-        ends.insert(0, mk.pattern(spec.content_end))
+        ends.insert(0, mk.pattern(c.end))
     b.add("content_text", _rx(r"(?s:.*?)(?=" + "|".join([*ends, r"\s*\Z"]) + ")"))
     wrapped = [_seq(s, "content_text", c + "?" if c else "") for s, c in ((start, close), (p_start, p_close)) if s]
     if not wrapped:
@@ -568,6 +496,7 @@ class _Segment:
     key: str            # "content" or "reasoning_content"
     text: str
     start: int
+    stray: bool = False  # a reasoning block's text kept as content (reasoning is off)
 
 
 @dataclass
@@ -692,29 +621,34 @@ class _Mapper(NodeVisitor):
 
     def visit_message(self, node: Node, visited_children: list[Any]) -> Message:
         ctx, sink = self.ctx, _Sink()
-        spec = ctx.spec
-        if spec.start_in_reasoning and not spec.extract_reasoning and spec.reasoning_prefix:
-            sink.text("content", spec.reasoning_prefix, raw=True)
+        r = ctx.plan.reasoning
+        if r.open_at_start and not r.extract and r.inline_prefix:
+            sink.text("content", r.inline_prefix, raw=True)
         if ctx.prefill_reasoning:
             sink.text("reasoning_content", ctx.prefill_reasoning, raw=True)
             sink.segment_start = not ctx.prefill_open
         if ctx.prefill_content:
             sink.text("content", ctx.prefill_content, raw=True)
+        stray = False
         for i, event in enumerate(_flatten(visited_children)):
-            if i > 0 or not isinstance(event, _Segment) or event.start > 0:
+            # the dropped close of a stray block (reasoning off) keeps the text on either side apart
+            if (i > 0 or not isinstance(event, _Segment) or event.start > 0) and \
+                    not (stray and isinstance(event, _Segment) and event.key == "content"):
                 sink.boundary()
+            stray = isinstance(event, _Segment) and event.stray
             if isinstance(event, _Segment):
                 sink.text(event.key, event.text)
             elif isinstance(event, _Call):
                 index = len(sink.msg.tool_calls)
                 sink.msg.tool_calls.append(ToolCall(name=event.name, arguments=event.arguments,
-                                                    id=event.call_id or f"{spec.id_prefix}{index}"))
+                                                    id=event.call_id or f"{ctx.plan.id_prefix}{index}"))
         return sink.msg
 
     # -------------------------------------------------------------- text
     def visit_reasoning_text(self, node: Node, visited_children: list[Any]) -> _Segment:
-        key = "reasoning_content" if self.ctx.spec.extract_reasoning else "content"   # a stray block
-        return _Segment(key, node.text, node.start)
+        if self.ctx.plan.reasoning.extract:
+            return _Segment("reasoning_content", node.text, node.start)
+        return _Segment("content", node.text, node.start, stray=True)   # a stray block, reasoning off
 
     def visit_content_text(self, node: Node, visited_children: list[Any]) -> _Segment:
         return _Segment("content", node.text, node.start)

@@ -1,6 +1,6 @@
 """GBNF for one request: what a llama.cpp-style server feeds its grammar sampler.
 
-``build_gbnf(req)`` writes the grammar and ``triggers(req)`` the lazy-grammar triggers:
+``build_gbnf(plan)`` writes the grammar and ``triggers(plan)`` the lazy-grammar triggers:
 
 * ``tool_choice`` auto (no ``response_format``): a *lazy* grammar whose root is the tool
   calls from their opening marker on; the server constrains output from the first
@@ -13,7 +13,7 @@
 * ``response_format`` json_object / json_schema: the answer is JSON following the schema
   (bare, fenced in ```` ```json ````, or inside the content markers), or tool calls.
 
-Markers are matched as the parser matches them (``runtime.markers``): whitespace-split
+Markers are matched as the parser matches them (``autoparser.markers``): whitespace-split
 pieces with bounded whitespace (``ws``) between and before them, digit runs flexible,
 ``\\x03`` a bounded wildcard, ``\\x04`` a tool name. Free text up to a marker uses the builder's ``string_until``
 automaton. Arguments follow each tool's JSON schema: JSON in JSON formats, the tagged
@@ -39,7 +39,8 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..runtime import markers as mk
+from .. import markers as mk
+from ..plan import Opener, RequestPlan, bare_section_opener
 from .gbnf import ANY_CHAR, GbnfBuilder, char_class, literal, sanitize_name
 from .pyvalue import LiteralConverter, literal_args_rule, python_value_rule
 from .schema import _Converter, _group, json_rule, json_string_expr, schema_value_rule, space_rule
@@ -52,8 +53,7 @@ except ImportError:  # Python 3.10
     import sre_parse  # type: ignore[no-redef]
 
 if TYPE_CHECKING:
-    from ..analysis.model import Analysis, ToolFormat
-    from ..template import Request
+    from ..analysis.model import ToolFormat
 
 WS_MAX = 32            # whitespace between and before markers
 DIGITS_MAX = 12        # a digit run in a marker ("functions.NAME:0")
@@ -66,25 +66,27 @@ FENCE = "```json"
 
 
 # ---------------------------------------------------------------- public API
-def build_gbnf(req: Request) -> str | None:
+def build_gbnf(plan: RequestPlan) -> str | None:
     """The request's grammar, or None when neither tools nor a response_format apply."""
-    plan = _plan(req)
-    if not plan.names and not plan.answer:
+    g = _Goal.of(plan)
+    if not g.names and not g.answer:
         return None
-    return _Grammar(req, plan).build()
+    return _Grammar(plan, g).build()
 
 
-def triggers(req: Request) -> list[dict[str, str]]:
+def triggers(plan: RequestPlan) -> list[dict[str, str]]:
     """Where a lazy grammar starts: ``[{"type": "word"|"pattern", "value": ...}]``; [] when not lazy."""
-    plan = _plan(req)
-    if not plan.lazy:
+    g = _Goal.of(plan)
+    if not g.lazy:
         return []
-    return [_trigger(req, plan)]
+    return [_trigger(plan, g)]
 
 
 # ---------------------------------------------------------------- what the request asks for
 @dataclass(frozen=True)
-class _Plan:
+class _Goal:
+    """The plan's facts as the grammar uses them: schemas default to any object."""
+
     names: tuple[str, ...] = ()               # functions a call may use (empty: no calls)
     schemas: dict[str, Any] = field(default_factory=dict)
     forced: bool = False                      # at least one call
@@ -96,36 +98,15 @@ class _Plan:
     def lazy(self) -> bool:
         return bool(self.names) and not self.forced and not self.answer
 
-
-def _plan(req: Request) -> _Plan:
-    schemas: dict[str, Any] = {}
-    for t in req.tools or []:
-        fn = t.get("function", t) if isinstance(t, dict) else {}
-        if isinstance(fn, dict) and isinstance(fn.get("name"), str) and fn["name"]:
-            params = fn.get("parameters")
-            schemas[fn["name"]] = params if isinstance(params, dict) and params else {"type": "object"}
-    tc = req.tool_choice
-    names: tuple[str, ...] = tuple(schemas) if req.tools_active else ()
-    forced = tc == "required"
-    if isinstance(tc, dict) and names:
-        fn = tc.get("function") if isinstance(tc.get("function"), dict) else tc
-        wanted = fn.get("name") if isinstance(fn, dict) else None
-        names = tuple(n for n in names if n == wanted)
-        forced = bool(names)
-    answer, answer_schema = _response_schema(req.response_format)
-    return _Plan(names=names, schemas={n: schemas[n] for n in names}, forced=forced and bool(names),
-                 parallel=bool(req.parallel_tool_calls), answer=answer, answer_schema=answer_schema)
-
-
-def _response_schema(rf: Any) -> tuple[bool, Any]:
-    """(the answer must be JSON, its schema)."""
-    if not isinstance(rf, dict) or rf.get("type") in (None, "text"):
-        return False, None
-    js = rf.get("json_schema") if isinstance(rf.get("json_schema"), dict) else {}
-    schema = js.get("schema", rf.get("schema"))
-    if not isinstance(schema, dict) or not schema:
-        schema = {"type": "object"}
-    return True, schema
+    @staticmethod
+    def of(plan: RequestPlan) -> _Goal:
+        tp, ans = plan.tools, plan.answer
+        names = tp.allowed if tp is not None else ()
+        schemas = {n: dict(tp.schema(n)) or {"type": "object"} for n in names} if tp is not None else {}
+        schema = dict(ans.schema) if ans.schema else {"type": "object"}
+        return _Goal(names=names, schemas=schemas, forced=tp is not None and tp.forced and bool(names),
+                     parallel=tp.parallel if tp is not None else True, answer=ans.json,
+                     answer_schema=schema if ans.json else None)
 
 
 _SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
@@ -156,72 +137,23 @@ def strict_objects(schema: Any) -> Any:
 
 
 # ---------------------------------------------------------------- triggers
-@dataclass(frozen=True)
-class _Opener:
-    """How the calls open.
-
-    role: ``section_start``, ``call_start`` (the name prefix follows inside each call),
-    ``call_name`` (call start and name prefix together open each call: the call start alone
-    also opens reasoning or content, as harmony's ``<|channel|>``), ``name_prefix``, or ""
-    when the calls open with no marker. `exact` is the text free content runs up to.
-    """
-
-    marker: str = ""
-    role: str = ""
-    exact: str = ""
-
-
-def _opener(a: Analysis) -> _Opener:
-    t = a.tools
-    if t.section_start.strip():
-        return _Opener(t.section_start, "section_start", _exact(mk.tokens(t.section_start)[0]))
-    if t.call_start.strip():
-        if t.name_prefix.strip() and t.id_position != "before_name" and _collides(t.call_start, a):
-            both = t.call_start + " " + t.name_prefix
-            return _Opener(both, "call_name", _exact((t.call_start + t.name_prefix).strip()))
-        return _Opener(t.call_start, "call_start", _exact(mk.tokens(t.call_start)[0]))
-    if t.style == "tagged" and t.name_prefix.strip():
-        return _Opener(t.name_prefix, "name_prefix", _exact(mk.tokens(t.name_prefix)[0]))
-    return _Opener()
-
-
-def _exact(piece: str) -> str:
-    """The first literal run of a marker piece, which free text runs up to: up to a wildcard
-    (``to=NAME<|message|>`` gives ``to=``), or after one (``NAME<|invoke|>`` gives ``<|invoke|>``;
-    the name is then free text)."""
-    return next((run for run in re.split(r"[\x03\x04]", piece) if run), piece)
-
-
-def _collides(call_start: str, a: Analysis) -> bool:
-    """The call start's first piece also begins a reasoning or content marker."""
-    first = mk.tokens(call_start)[0]
-    others = [a.reasoning.start, a.content.start, *getattr(a.content, "in_tool_turns", ())]
-    return any(o.strip().startswith(first) or first.startswith(o.strip()) for o in others if o.strip())
-
-
-def _needs_lookahead(opener: str) -> bool:
-    """A bare ``[`` opens the calls only when a call follows (as the engine's ``_lookahead``)."""
-    s = opener.strip()
-    return bool(s) and not any(ch.isalnum() or ch in "<|｜" for ch in s) and len(s) <= 3
-
-
-def _trigger(req: Request, plan: _Plan) -> dict[str, str]:
-    t = req.analysis.tools
-    op = _opener(req.analysis)
-    names = "|".join(re.escape(n) for n in plan.names)
+def _trigger(plan: RequestPlan, g: _Goal) -> dict[str, str]:
+    assert plan.tools is not None
+    t, op = plan.tools.format, plan.tools.opener
+    names = "|".join(re.escape(n) for n in g.names)
     if not op.role:
         if t.style == "json":
             if t.json is not None and t.json.name_is_key:
                 return {"type": "pattern", "value": r"\{\s*\"(?:" + names + r")\"\s*:"}
-            return {"type": "pattern", "value": req.spec.json_trigger or r"\{\s*\""}
+            return {"type": "pattern", "value": op.pattern or r"\{\s*\""}
         return {"type": "pattern", "value": "(?:" + names + ")" + (r"\s*" + mk.pattern(t.name_suffix)
                                                                    if t.name_suffix.strip() else "")}
     first = mk.tokens(op.marker)[0]
     strong = any(ch in first for ch in "<>[]|｜") and len(first) >= 4 and not re.search(r"\d|\x03|\x04", first)
-    if strong and op.role != "call_name" and not _needs_lookahead(op.marker):
+    if strong and op.role != "call_name" and not bare_section_opener(t):
         return {"type": "word", "value": first}
     value = mk.pattern(op.marker)
-    if _needs_lookahead(op.marker):
+    if bare_section_opener(t):
         head = r"\{\s*[\"']" if t.style == "json" else (
             (mk.pattern(t.call_start) + r"\s*" if t.call_start.strip() else "")
             + (mk.pattern(t.name_prefix) if t.name_prefix.strip() else "") + "(?:" + names + ")")
@@ -255,16 +187,16 @@ def _join(*parts: str) -> str:
 class _Grammar:
     """Builds one request's rules on a :class:`GbnfBuilder`."""
 
-    def __init__(self, req: Request, plan: _Plan) -> None:
-        self.req = req
-        self.plan = plan
-        self.a = req.analysis
-        self.t: ToolFormat = req.analysis.tools
-        self.op = _opener(req.analysis)
+    def __init__(self, plan: RequestPlan, goal: _Goal) -> None:
+        assert plan.tools is not None or goal.answer
+        self.plan = goal
+        self.r = plan.reasoning
+        self.a = plan.analysis
+        self.t: ToolFormat = plan.analysis.tools
+        self.op = plan.tools.opener if plan.tools is not None else Opener()
         self.b = GbnfBuilder()
         self.ws = self.b.rule("ws", f"[ \\t\\n\\r]{{0,{WS_MAX}}}")
-        eos = req.template.renderer.eos_token
-        self.stops = [s.strip() for s in (*self.a.end_of_turn, eos) if s and s.strip()]
+        self.stops = [s.strip() for s in plan.stops if s and s.strip()]
 
     # --- assembly -------------------------------------------------------------------
 
@@ -336,8 +268,8 @@ class _Grammar:
         r = self.a.reasoning
         if r.mode == "none" or not r.end.strip():
             return ""
-        _open, off, _prefix = self.req._reasoning_state()
-        if self.req.spec.start_in_reasoning:
+        off = self.r.off
+        if self.r.open_at_start:
             block = self.b.rule("reasoning", self.through("reasoning-end", r.end))
             return block if r.start.strip() else f"( {block} )?"
         if off:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import regex
 
-from . import markers as mk
+from .. import markers as mk
 from .coerce import coerce, raw_string
 from .jsonfix import StringMender
 from .jsonscan import JsonScanner
@@ -23,7 +23,7 @@ from .pyliteral import python_to_json
 
 if TYPE_CHECKING:
     from ..analysis.model import ToolFormat
-    from .engine import Engine
+    from .sink import CallSink as Engine
 
 WS = " \t\r\n"
 _escape = json.encoder.encode_basestring   # the C escaper json.dumps(ensure_ascii=False) uses
@@ -237,7 +237,7 @@ class JsonCallReader(CallReader):
         members = self._unread()
         if members:
             self.engine.warn("tool call object held members the format does not have; kept as content")
-            self.engine._content(", ".join(f"{json.dumps(str(k), ensure_ascii=False)}: {v}" for k, v in members),
+            self.engine.emit_content(", ".join(f"{json.dumps(str(k), ensure_ascii=False)}: {v}" for k, v in members),
                                  raw=True)
 
     def truncate(self) -> None:
@@ -571,17 +571,17 @@ class TaggedCallReader(CallReader):
 
     def _keys(self) -> tuple[str, ...]:
         """The argument names this tool's schema declares."""
-        props = (self.engine.spec.tool_schemas.get(self.name) or {}).get("properties")
+        props = self.engine.schema(self.name).get("properties")
         return tuple(props) if isinstance(props, dict) else ()
 
     def _typed_literal(self, text: str) -> str:
         """Literal arguments (JSON text) with their values typed by the tool's schema."""
-        schema = self.engine.spec.tool_schemas.get(self.name)
+        schema = self.engine.schema(self.name)
         return json.dumps(coerce(json.loads(text), schema), ensure_ascii=False) if schema else text
 
     def _literal_cut(self, buf: str) -> int | None:
         """Where the first end marker of the call (or of its section) after the arguments starts."""
-        starts = [m.start() for p in (self.p_close, self.p_call_end, self.engine._section_end)
+        starts = [m.start() for p in (self.p_close, self.p_call_end, self.engine.section_end)
                   if p is not None and (m := p.search(buf, self.args_start)) is not None]
         return min(starts, default=None)
 
@@ -748,7 +748,7 @@ class TaggedCallReader(CallReader):
         self._args(_typed_value(raw, self._schema_for(self.key)))
 
     def _schema_for(self, key: str) -> dict[str, Any]:
-        schema = self.engine.spec.tool_schemas.get(self.name) or {}
+        schema = self.engine.schema(self.name)
         prop = (schema.get("properties") or {}).get(key)
         return prop if isinstance(prop, dict) else {}
 

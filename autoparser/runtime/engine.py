@@ -15,53 +15,36 @@ section) and ``call`` (inside one call, driven by a call reader).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any
 
 import regex
 
-from . import markers as mk
+from .. import markers as mk
+from ..analysis.model import ToolFormat
+from ..plan import RequestPlan
 from .calls import CallReader, make_call_reader
 from .message import Message, ToolCall
 
 WS = " \t\r\n"
 
 
-@dataclass
-class EngineSpec:
-    """What one request's parser recognises (built by ``Request`` from the analysis)."""
-
-    reasoning_start: str = ""
-    reasoning_end: str = ""
-    extract_reasoning: bool = False
-    start_in_reasoning: bool = False
-    reasoning_prefix: str = ""           # text prepended to content when reasoning is left inline
-    strip_leading_reasoning: bool = False  # reasoning is off: drop a stray opening block (PRE.6)
-    content_start: str = ""
-    content_end: str = ""
-    content_markers: tuple[str, ...] = ()   # further answer wrappers, dropped like the main one
-    stop_markers: tuple[str, ...] = ()
-    tools: Any = None                    # analysis.model.ToolFormat, or None when no tools apply
-    tool_schemas: dict[str, dict] = field(default_factory=dict)
-    json_trigger: str = ""               # regex that opens a marker-less JSON call
-    tool_names: tuple[str, ...] = ()
-    id_prefix: str = "call_"
-    tentative_reasoning: bool = False    # no start marker: text is reasoning only if the end marker comes
-
-
 class Engine:
     """Incremental parser producing deltas and a message."""
 
-    def __init__(self, spec: EngineSpec) -> None:
-        self.spec = spec
+    def __init__(self, plan: RequestPlan) -> None:
+        self.plan = plan
+        r = plan.reasoning
+        self.tools: ToolFormat | None = plan.tools.format if plan.tools is not None else None
+        self._schemas: Mapping[str, Mapping[str, Any]] = plan.tools.schemas if plan.tools is not None else {}
         self.buf = ""
         self.pos = 0
         self.msg = Message()
         self._parts: dict[str, list[str]] = {"content": [], "reasoning_content": []}
         self._arg_parts: list[list[str]] = []
         self.deltas: list[dict[str, Any]] = []
-        self.state = "reasoning" if (spec.start_in_reasoning and spec.extract_reasoning) else "content"
-        if self.state == "reasoning" and spec.tentative_reasoning:
+        self.state = "reasoning" if (r.open_at_start and r.extract) else "content"
+        if self.state == "reasoning" and r.tentative:
             self.state = "tentative"
         self._scan = 0                   # where the tentative search resumes
         self._pending_ws = ""            # trailing whitespace held back in content/reasoning
@@ -69,75 +52,69 @@ class Engine:
         self._call: CallReader | None = None
         self._in_section = False
         self._finished = False
+        self.section_end: regex.Pattern[str] | None = None
         self._build_patterns()
-        if spec.start_in_reasoning and not spec.extract_reasoning and spec.reasoning_prefix:
-            self._content(spec.reasoning_prefix, raw=True)
+        if r.open_at_start and not r.extract and r.inline_prefix:
+            self._content(r.inline_prefix, raw=True)
+        if plan.prefill.reasoning:
+            self.prefill_reasoning(plan.prefill.reasoning, still_open=plan.prefill.reasoning_open)
+        if plan.prefill.content:
+            self.prefill_content(plan.prefill.content)
 
     # ------------------------------------------------------------ patterns
     def _build_patterns(self) -> None:
-        s, t = self.spec, self.spec.tools
+        p, r, t = self.plan, self.plan.reasoning, self.tools
         named: list[tuple[str, str]] = []
         self._named_call: regex.Pattern[str] | None = None   # calls with no marker: NAME(...
-        if s.extract_reasoning and s.reasoning_start:
-            named.append(("rstart", mk.pattern(s.reasoning_start)))
-        if s.strip_leading_reasoning and s.reasoning_start:
+        if r.extract and r.start:
+            named.append(("rstart", mk.pattern(r.start)))
+        if r.strip_stray and r.start:
             # reasoning is off but the model opens a block anyway (PRE.6): its markers are dropped
-            named.append(("rstray", r"\A\s*" + mk.pattern(s.reasoning_start)))
-            if s.reasoning_end:
-                named.append(("rstray2", mk.pattern(s.reasoning_end)))
-        if t is not None and t.style != "none":
+            named.append(("rstray", r"\A\s*" + mk.pattern(r.start)))
+            if r.end:
+                named.append(("rstray2", mk.pattern(r.end)))
+        if p.tools is not None and t is not None:
             if t.section_end and not t.section_start:
                 named.append(("send", mk.pattern(t.section_end)))   # a section end after trailing content
-            if t.section_start:
-                named.append(("tsection", mk.pattern(t.section_start) + self._lookahead(t)))
-            elif t.call_start:
-                # the name prefix must follow: "<|channel|>" alone also opens reasoning and content
-                ahead = r"(?=\s*" + mk.pattern(t.name_prefix) + ")" \
-                    if t.name_prefix.strip() and t.id_position != "before_name" else ""
-                named.append(("tcall", mk.pattern(t.call_start) + ahead))
-            elif s.json_trigger:
-                named.append(("tjson", s.json_trigger))
-            elif t.style == "tagged" and t.name_prefix.strip():
-                named.append(("tname", mk.pattern(t.name_prefix)))
-            elif t.style == "tagged" and t.args == "literal" and t.literal is not None and s.tool_names:
-                # no marker at all (``get_weather(location='Paris')``): a tool's name and its opener
-                named.append(("tname", mk.tool_name(s.tool_names) + r"\s*" + regex.escape(t.literal.open)))
-                self._named_call = mk.compile_source(named[-1][1])
-        if s.content_start:
-            named.append(("cwrap", mk.pattern(s.content_start)))
-        if s.content_end:
-            named.append(("cwrap2", mk.pattern(s.content_end)))
-        for i, m in enumerate(s.content_markers):
+            op = p.tools.opener
+            if op.pattern:
+                # a section or call opener is consumed; a name or a JSON object starts the call itself
+                kind = {"section_start": "tsection", "call_start": "tcall", "call_name": "tcall"}.get(
+                    op.role, "tname")
+                named.append((kind, op.pattern))
+                if not op.role and t.style == "tagged":
+                    self._named_call = mk.compile_source(op.pattern)
+        c = p.content
+        if c.start:
+            named.append(("cwrap", mk.pattern(c.start)))
+        if c.end:
+            named.append(("cwrap2", mk.pattern(c.end)))
+        for i, m in enumerate(c.markers):
             named.append((f"cwrap{i + 3}", mk.pattern(m)))
-        for i, m in enumerate(s.stop_markers):
+        for i, m in enumerate(p.recognised):
             named.append((f"stop{i}", mk.pattern(m)))
         # a closing reasoning marker with no opening one (prompt opened it, or reasoning is off)
-        if s.extract_reasoning and s.reasoning_end:
-            named.append(("rend", mk.pattern(s.reasoning_end)))
+        if r.extract and r.end:
+            named.append(("rend", mk.pattern(r.end)))
         self._content_pat = mk.compile_any(named)
         self._content_alts = [mk.compile_source(src) for _, src in named if src]
         self._tool_alts = [(n, mk.compile_source(src)) for n, src in named if src and n.startswith("t")]
-        rnamed = [("rend", mk.pattern(s.reasoning_end))] if s.reasoning_end else []
+        rnamed = [("rend", mk.pattern(r.end))] if r.end else []
         # a model that opens its tool calls without closing its reasoning: the calls end it
         self._rend_pat = mk.compile_any(rnamed)
-        if t is not None and t.style != "none":
-            self._section_end = mk.compile_marker(t.section_end)
+        if t is not None:
+            self.section_end = mk.compile_marker(t.section_end)
             self._call_start = mk.compile_marker(t.call_start)
             self._separator = mk.compile_marker(t.separator)
             self._call_end = mk.compile_marker(t.call_end)
 
-    def _lookahead(self, t: Any) -> str:
-        """A bare ``[`` opens a call section only when a call follows (``[get_weather(``)."""
-        opener = t.section_start.strip()
-        if any(ch.isalnum() or ch in "<|｜" for ch in opener) or len(opener) > 3:
-            return ""
-        if t.style == "json":
-            return r"(?=\s*\{\s*[\"'])"
-        names = "|".join(regex.escape(n) for n in self.spec.tool_names)
-        if not names:
-            return ""
-        return r"(?=\s*" + (mk.pattern(t.call_start) + r"\s*" if t.call_start else "") + \
-            (mk.pattern(t.name_prefix) if t.name_prefix.strip() else "") + "(?:" + names + "))"
+    def schema(self, name: str) -> Mapping[str, Any]:
+        """The parameters schema of tool ``name`` ({} when unknown)."""
+        return self._schemas.get(name) or {}
+
+    def emit_content(self, text: str, raw: bool = False) -> None:
+        """Text a call reader gives back as content."""
+        self._content(text, raw)
 
     # ------------------------------------------------------------ API
     def feed(self, chunk: str) -> list[dict[str, Any]]:
@@ -221,7 +198,7 @@ class Engine:
     def call_header(self, name: str, call_id: str) -> int:
         index = len(self.msg.tool_calls)
         if not call_id:
-            call_id = f"{self.spec.id_prefix}{index}"
+            call_id = f"{self.plan.id_prefix}{index}"
         self.msg.tool_calls.append(ToolCall(name=name, id=call_id))
         self._arg_parts.append([])
         self.deltas.append({"tool_calls": [{"index": index, "id": call_id, "type": "function",
@@ -301,9 +278,12 @@ class Engine:
             # a close with no open: what came before, if it was the first thing, was reasoning
             self.pos = m.end()
             self._boundary()
-        elif kind in ("rstray", "rstray2"):
+        elif kind == "rstray":
             self.pos = m.end()
             self._boundary()
+        elif kind == "rstray2":
+            # the close of a stray block: dropped, but the text on either side stays apart
+            self.pos = m.end()
         elif kind == "tsection":
             self._boundary()
             self.pos = m.end()
@@ -369,8 +349,9 @@ class Engine:
             self.state = "content"
 
     def _step_tools(self, final: bool) -> None:
-        t = self.spec.tools
-        st, end = mk.match_here(self._section_end, self.buf, self.pos, final) if t.section_end else ("no", 0)
+        t = self.tools
+        assert t is not None
+        st, end = mk.match_here(self.section_end, self.buf, self.pos, final) if t.section_end else ("no", 0)
         if st == "match":
             self.pos = end
             self._in_section = False
@@ -428,7 +409,8 @@ class Engine:
         self.state = "content"
 
     def _start_call(self) -> None:
-        self._call = make_call_reader(self, self.spec.tools)
+        assert self.tools is not None
+        self._call = make_call_reader(self, self.tools)
         self.state = "call"
 
     def _step_call(self, final: bool) -> None:
@@ -450,7 +432,8 @@ class Engine:
             self.warn("tool call did not match the format; kept as content")
             self._content(self.buf[reader.origin:self.pos], raw=True)
             return
-        t = self.spec.tools
+        t = self.tools
+        assert t is not None
         if t.call_end and not isinstance(reader, _Closing):   # _Closing has read the end marker already
             st, end = mk.match_here(self._call_end, self.buf, self.pos, final)
             if st == "more" and not final:
@@ -463,7 +446,8 @@ class Engine:
 
     def _after_call(self) -> None:
         self._boundary()
-        self.state = "tools" if (self._in_section or not self.spec.tools.section_start) else "content"
+        self.state = "tools" if (self._in_section or (self.tools is not None and not self.tools.section_start)) \
+            else "content"
 
     def _close_all(self) -> None:
         if self._call is not None and not isinstance(self._call, _Closing):
@@ -501,4 +485,4 @@ class _Closing(CallReader):
         return None
 
 
-__all__ = ["Engine", "EngineSpec"]
+__all__ = ["Engine"]

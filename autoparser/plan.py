@@ -1,0 +1,342 @@
+"""The request plan: one frozen value that says what the model may write for one request.
+
+``make_plan(analysis, options, prompt=..., eos_token=...)`` is called once per request
+(``ChatTemplate.apply``); the streaming engine, the strict PEG parser and the GBNF grammar
+all read the plan and derive nothing from the request on their own, so they cannot disagree
+on the request's facts: whether reasoning is open, off or extracted; which tools a call may
+name; whether a call is forced; whether the answer is JSON; where the calls open.
+
+The plan sits between the analysis (what the template writes) and the consumers
+(``runtime``, ``grammar``, ``decisions``, the API): it imports only the analysis model and
+:mod:`autoparser.markers`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Literal
+
+from . import markers as mk
+from .analysis.model import Analysis, ToolFormat
+
+ReasoningFormatOption = Literal["auto", "none", "deepseek", "deepseek-legacy"]
+OpenerRole = Literal["", "section_start", "call_start", "call_name", "name_prefix"]
+_REASONING_KEYS = ("reasoning_content", "thinking", "reasoning")
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class RequestOptions:
+    """What the caller asked for (the arguments of ``ChatTemplate.apply``), as given."""
+
+    messages: tuple[dict[str, Any], ...] = ()
+    tools: tuple[dict[str, Any], ...] | None = None
+    add_generation_prompt: bool = True
+    continue_final_message: bool = False
+    chat_template_kwargs: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    tool_choice: Any = "auto"
+    parallel_tool_calls: bool = True
+    reasoning_format: str = "auto"
+    response_format: Mapping[str, Any] | None = None
+
+    @property
+    def final_assistant(self) -> dict[str, Any] | None:
+        """The final assistant message that ``continue_final_message`` goes on with, if any."""
+        if self.continue_final_message and self.messages and self.messages[-1].get("role") == "assistant":
+            return self.messages[-1]
+        return None
+
+
+@dataclass(frozen=True)
+class ReasoningPlan:
+    """The reasoning block of this request's answer."""
+
+    start: str = ""                  # opening marker as rendered ("<think>\n")
+    end: str = ""                    # closing marker
+    extract: bool = False            # reasoning goes to ``reasoning_content``
+    open_at_start: bool = False      # the prompt left the block open: output starts inside it
+    inline_prefix: str = ""          # reasoning_format "none": the prompt's open block, put back in content
+    off: bool = False                # the request switched reasoning off
+    strip_stray: bool = False        # off: drop the markers of a block the model opens anyway (PRE.6)
+    tentative: bool = False          # no start marker: text is reasoning only if the end marker comes
+
+
+@dataclass(frozen=True)
+class ContentPlan:
+    """Markers that wrap the visible answer, dropped from the content."""
+
+    start: str = ""
+    end: str = ""
+    markers: tuple[str, ...] = ()    # further wrappers around an answer that precedes calls (harmony)
+
+
+@dataclass(frozen=True)
+class Opener:
+    """Where the tool calls begin in free text.
+
+    ``pattern`` is the whitespace-tolerant regex the engine and the PEG look for (with the
+    lookahead that keeps a bare ``[`` from opening calls in prose); ``role`` and ``marker``
+    say which marker opens them for the GBNF, ``exact`` is the literal text free content runs
+    up to there. A marker-less format (a JSON object, ``NAME(``) has ``role`` "".
+    """
+
+    pattern: str = ""
+    role: OpenerRole = ""
+    marker: str = ""
+    exact: str = ""
+
+
+@dataclass(frozen=True)
+class ToolPlan:
+    """The calls this request may contain."""
+
+    format: ToolFormat
+    names: tuple[str, ...] = ()      # every declared tool (the tolerant engine accepts any of them)
+    allowed: tuple[str, ...] = ()    # the ones ``tool_choice`` allows (the grammars accept only these)
+    schemas: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: _EMPTY)   # name -> parameters ({} if none)
+    forced: bool = False             # tool_choice "required" or a named function: at least one call
+    parallel: bool = True            # more than one call allowed
+    opener: Opener = field(default_factory=Opener)
+
+    def schema(self, name: str) -> Mapping[str, Any]:
+        return self.schemas.get(name) or _EMPTY
+
+
+@dataclass(frozen=True)
+class AnswerPlan:
+    """``response_format``: the answer is JSON (following ``schema`` when one is given)."""
+
+    json: bool = False
+    schema: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Prefill:
+    """``continue_final_message``: what the prompt already holds of the answer."""
+
+    reasoning: str = ""
+    reasoning_open: bool = False
+    content: str = ""
+
+
+@dataclass(frozen=True)
+class RequestPlan:
+    """Everything a parser or grammar needs to know about one request's output."""
+
+    template: str = "<template>"
+    analysis: Analysis = field(default_factory=Analysis, repr=False)   # the template's formats
+    prompt: str = ""
+    options: RequestOptions = field(default_factory=RequestOptions)
+    reasoning: ReasoningPlan = field(default_factory=ReasoningPlan)
+    content: ContentPlan = field(default_factory=ContentPlan)
+    stops: tuple[str, ...] = ()      # end-of-turn markers and EOS
+    assistant_header: str = ""       # recognised and dropped if the model echoes it
+    tools: ToolPlan | None = None    # None: no calls can occur in this request
+    answer: AnswerPlan = field(default_factory=AnswerPlan)
+    prefill: Prefill = field(default_factory=Prefill)
+    id_prefix: str = "call_"         # ids of calls the model writes without one
+
+    @property
+    def recognised(self) -> tuple[str, ...]:
+        """Markers dropped wherever they appear in free text: the stops and the assistant header."""
+        return self.stops + ((self.assistant_header,) if self.assistant_header else ())
+
+
+# ---------------------------------------------------------------- building a plan
+def make_plan(analysis: Analysis, options: RequestOptions, *, prompt: str, eos_token: str = "",
+              id_prefix: str = "call_", start: Literal["auto", "reasoning", "content"] = "auto") -> RequestPlan:
+    """The plan for one request whose rendered prompt is ``prompt``.
+
+    ``start`` overrides where the output begins when the prompt was rendered elsewhere and
+    its end does not tell (``"reasoning"``: inside an open reasoning block).
+    Raises ``ValueError`` when ``tool_choice`` names a function that is not in ``tools``.
+    """
+    a = analysis
+    reasoning = _reasoning_plan(a, options, prompt, start)
+    schemas = _schemas(options.tools)
+    tools = _tool_plan(a, options, schemas)
+    eos = (eos_token,) if eos_token else ()
+    content_start, content_end = a.content.start, a.content.end
+    answer = _answer_plan(options.response_format)
+    if answer.json and not content_start:
+        content_start, content_end = "```json", "```"   # a fenced JSON answer: the fence is a marker
+    return RequestPlan(
+        template=a.template, analysis=a, prompt=prompt, options=options, reasoning=reasoning,
+        content=ContentPlan(content_start, content_end, a.content.in_tool_turns),
+        stops=tuple(dict.fromkeys([*a.end_of_turn, *eos])), assistant_header=a.assistant_header,
+        tools=tools, answer=answer, prefill=_prefill(options, reasoning), id_prefix=id_prefix)
+
+
+def _schemas(tools: tuple[dict[str, Any], ...] | None) -> dict[str, Mapping[str, Any]]:
+    out: dict[str, Mapping[str, Any]] = {}
+    for t in tools or ():
+        fn = t.get("function", t) if isinstance(t, dict) else {}
+        if isinstance(fn, dict) and isinstance(fn.get("name"), str) and fn["name"]:
+            params = fn.get("parameters")
+            out[fn["name"]] = params if isinstance(params, dict) else {}
+    return out
+
+
+def named_tool(tool_choice: Any) -> str | None:
+    """The function a ``tool_choice`` dict names (OpenAI ``{"type": "function", "function": {"name": ...}}``)."""
+    if not isinstance(tool_choice, dict):
+        return None
+    fn = tool_choice.get("function") if isinstance(tool_choice.get("function"), dict) else tool_choice
+    name = fn.get("name") if isinstance(fn, dict) else None
+    return name if isinstance(name, str) and name else None
+
+
+def _tool_plan(a: Analysis, options: RequestOptions, schemas: dict[str, Mapping[str, Any]]) -> ToolPlan | None:
+    tc = options.tool_choice
+    wanted = named_tool(tc)
+    if wanted is not None and wanted not in schemas:
+        declared = ", ".join(sorted(schemas)) or "none"
+        raise ValueError(f"tool_choice names function {wanted!r}, which is not in tools (declared: {declared})")
+    if not schemas or tc == "none" or a.tools.style == "none":
+        return None
+    names = tuple(schemas)
+    allowed = (wanted,) if wanted is not None else names
+    return ToolPlan(format=a.tools, names=names, allowed=allowed, schemas=MappingProxyType(schemas),
+                    forced=tc == "required" or wanted is not None, parallel=bool(options.parallel_tool_calls),
+                    opener=opener(a, names))
+
+
+def _answer_plan(rf: Mapping[str, Any] | None) -> AnswerPlan:
+    if not isinstance(rf, Mapping) or rf.get("type") in (None, "text"):
+        return AnswerPlan()
+    js = rf.get("json_schema") if isinstance(rf.get("json_schema"), Mapping) else {}
+    schema = js.get("schema", rf.get("schema")) if isinstance(js, Mapping) else rf.get("schema")
+    return AnswerPlan(json=True, schema=schema if isinstance(schema, Mapping) else None)
+
+
+# ---------------------------------------------------------------- reasoning state
+def _reasoning_plan(a: Analysis, options: RequestOptions, prompt: str,
+                    start: Literal["auto", "reasoning", "content"]) -> ReasoningPlan:
+    r = a.reasoning
+    if r.mode == "none":
+        return ReasoningPlan()
+    open_, off, prefix = prompt_reasoning_state(a, options, prompt)
+    if start == "reasoning":
+        open_, off = True, False
+    elif start == "content" and open_:
+        open_, prefix = False, ""
+    final = options.final_assistant
+    if final is not None and not final.get("content") and any(final.get(k) for k in _REASONING_KEYS):
+        open_, off = True, False   # the model goes on with the reasoning it started
+    extract = options.reasoning_format != "none" and not off
+    return ReasoningPlan(start=r.start, end=r.end, extract=extract, open_at_start=open_, inline_prefix=prefix,
+                         off=off, strip_stray=off and options.reasoning_format != "none",
+                         tentative=r.mode == "delimiter" and not options.continue_final_message)
+
+
+def prompt_reasoning_state(a: Analysis, options: RequestOptions, prompt: str) -> tuple[bool, bool, str]:
+    """(the prompt leaves reasoning open, reasoning is switched off, the open block's text)."""
+    r = a.reasoning
+    if r.mode == "none":
+        return False, False, ""
+    tail = prompt[-4000:]
+    start, end = r.start.strip(), r.end.strip()
+    header = a.assistant_header
+    if end and header and "".join(tail.split()).endswith("".join((header + end).split())):
+        return False, True, ""   # the assistant turn opens with a closed reasoning block: thinking is off
+    if start:
+        i = tail.rfind(start)
+        if i >= 0:
+            after = tail[i + len(start):]
+            if not after.strip():
+                return True, False, tail[i:]
+            if end and after.strip() == end:
+                return False, True, ""
+            if end and end not in after and options.continue_final_message:
+                return True, False, tail[i:]
+        return False, False, ""
+    # delimiter style: reasoning comes first unless an end marker already closed it
+    if end and tail.rstrip().endswith(end):
+        return False, True, ""
+    kwargs = options.chat_template_kwargs
+    off = bool(r.off_kwargs) and all(kwargs.get(k) == v for k, v in r.off_kwargs.items())
+    return (not off), off, ""
+
+
+def _prefill(options: RequestOptions, reasoning: ReasoningPlan) -> Prefill:
+    final = options.final_assistant
+    if final is None:
+        return Prefill()
+    text = next((final[k] for k in _REASONING_KEYS if isinstance(final.get(k), str) and final.get(k)), "")
+    content = final.get("content")
+    return Prefill(reasoning=text if reasoning.extract else "", reasoning_open=reasoning.open_at_start,
+                   content=content if isinstance(content, str) else "")
+
+
+# ---------------------------------------------------------------- where calls open
+def opener(a: Analysis, names: tuple[str, ...]) -> Opener:
+    """Where the calls open: the marker (or marker-less start) and the regex that finds it."""
+    t = a.tools
+    if t.section_start.strip():
+        return Opener(mk.pattern(t.section_start) + section_lookahead(t, names), "section_start",
+                      t.section_start, _exact(mk.tokens(t.section_start)[0]))
+    if t.call_start.strip():
+        # the name prefix must follow: "<|channel|>" alone also opens reasoning and content
+        named = bool(t.name_prefix.strip()) and t.id_position != "before_name"
+        ahead = r"(?=\s*" + mk.pattern(t.name_prefix) + ")" if named else ""
+        if named and _collides(t.call_start, a):
+            both = t.call_start + " " + t.name_prefix
+            return Opener(mk.pattern(t.call_start) + ahead, "call_name", both,
+                          _exact((t.call_start + t.name_prefix).strip()))
+        return Opener(mk.pattern(t.call_start) + ahead, "call_start", t.call_start,
+                      _exact(mk.tokens(t.call_start)[0]))
+    if t.style == "json":
+        return Opener(json_trigger(t, names))
+    if t.style == "tagged" and t.name_prefix.strip():
+        return Opener(mk.pattern(t.name_prefix), "name_prefix", t.name_prefix, _exact(mk.tokens(t.name_prefix)[0]))
+    if t.style == "tagged" and t.args == "literal" and t.literal is not None and names:
+        # no marker at all (``get_weather(location='Paris')``): a tool's name and its opener
+        return Opener(mk.tool_name(names) + r"\s*" + re.escape(t.literal.open))
+    return Opener()
+
+
+def json_trigger(t: ToolFormat, names: tuple[str, ...]) -> str:
+    """The regex that opens a marker-less JSON call."""
+    if t.json is not None and t.json.name_is_key:
+        alts = "|".join(re.escape(n) for n in names) or r"[^\"]+"
+        return r"\{\s*\"(?:" + alts + r")\"\s*:"
+    return mk.pattern(t.name_prefix)
+
+
+def bare_section_opener(t: ToolFormat) -> bool:
+    """A short punctuation-only section start (a bare ``[``) that prose could also contain."""
+    s = t.section_start.strip()
+    return bool(s) and not any(ch.isalnum() or ch in "<|｜" for ch in s) and len(s) <= 3
+
+
+def section_lookahead(t: ToolFormat, names: tuple[str, ...]) -> str:
+    """A bare ``[`` opens the calls only when a call follows (``[get_weather(``, ``[{"name"``)."""
+    if not bare_section_opener(t):
+        return ""
+    if t.style == "json":
+        return r"(?=\s*\{\s*[\"'])"
+    if not names:
+        return ""
+    alts = "|".join(re.escape(n) for n in names)
+    return r"(?=\s*" + (mk.pattern(t.call_start) + r"\s*" if t.call_start else "") + \
+        (mk.pattern(t.name_prefix) if t.name_prefix.strip() else "") + "(?:" + alts + "))"
+
+
+def _exact(piece: str) -> str:
+    """The first literal run of a marker piece, which free text runs up to: up to a wildcard
+    (``to=NAME<|message|>`` gives ``to=``), or after one (``NAME<|invoke|>`` gives ``<|invoke|>``)."""
+    return next((run for run in re.split(r"[\x03\x04]", piece) if run), piece)
+
+
+def _collides(call_start: str, a: Analysis) -> bool:
+    """The call start's first piece also begins a reasoning or content marker."""
+    first = mk.tokens(call_start)[0]
+    others = [a.reasoning.start, a.content.start, *a.content.in_tool_turns]
+    return any(o.strip().startswith(first) or first.startswith(o.strip()) for o in others if o.strip())
+
+
+__all__ = ["AnswerPlan", "ContentPlan", "Opener", "Prefill", "ReasoningPlan", "RequestOptions", "RequestPlan",
+           "ToolPlan", "make_plan", "named_tool", "opener"]
