@@ -42,6 +42,7 @@ def _token_pattern(token: str) -> str:
     return "".join(parts)
 
 
+@functools.lru_cache(maxsize=4096)
 def pattern(marker: str) -> str:
     """Regex source for a marker: its pieces with optional whitespace between them."""
     return r"\s*".join(_token_pattern(t) for t in tokens(marker))

@@ -122,9 +122,12 @@ class Prefill:
     content: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class RequestPlan:
-    """Everything a parser or grammar needs to know about one request's output."""
+    """Everything a parser or grammar needs to know about one request's output.
+
+    Compared and hashed by identity: consumers cache what they compile from a plan on it.
+    """
 
     template: str = "<template>"
     analysis: Analysis = field(default_factory=Analysis, repr=False)   # the template's formats

@@ -15,7 +15,9 @@ section) and ``call`` (inside one call, driven by a call reader).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import regex
@@ -27,6 +29,80 @@ from .calls import CallReader, make_call_reader
 from .message import Message, ToolCall
 
 WS = " \t\r\n"
+
+
+@dataclass(frozen=True)
+class _Tables:
+    """Compiled patterns of one plan (built once per plan, shared by its engines)."""
+
+    content: regex.Pattern[str] | None            # any marker that interrupts free content
+    content_alts: tuple[regex.Pattern[str], ...]  # ... each on its own (a longer one may still match)
+    tool_alts: tuple[regex.Pattern[str], ...]     # the call openers among them
+    reasoning_end: regex.Pattern[str] | None
+    named_call: regex.Pattern[str] | None         # calls with no marker: NAME(
+    section_end: regex.Pattern[str] | None
+    call_start: regex.Pattern[str] | None
+    separator: regex.Pattern[str] | None
+    call_end: regex.Pattern[str] | None
+
+
+_TABLES: weakref.WeakKeyDictionary[RequestPlan, _Tables] = weakref.WeakKeyDictionary()
+
+
+def _tables(plan: RequestPlan) -> _Tables:
+    tables = _TABLES.get(plan)
+    if tables is None:
+        tables = _TABLES[plan] = _compile(plan)
+    return tables
+
+
+def _compile(plan: RequestPlan) -> _Tables:
+    """The engine's patterns for ``plan``: what it looks for in each state."""
+    p, r = plan, plan.reasoning
+    t = plan.tools.format if plan.tools is not None else None
+    named: list[tuple[str, str]] = []
+    named_call: regex.Pattern[str] | None = None   # calls with no marker: NAME(...
+    if r.extract and r.start:
+        named.append(("rstart", mk.pattern(r.start)))
+    if r.strip_stray and r.start:
+        # reasoning is off but the model opens a block anyway (PRE.6): its markers are dropped
+        named.append(("rstray", r"\A\s*" + mk.pattern(r.start)))
+        if r.end:
+            named.append(("rstray2", mk.pattern(r.end)))
+    if p.tools is not None and t is not None:
+        if t.section_end and not t.section_start:
+            named.append(("send", mk.pattern(t.section_end)))   # a section end after trailing content
+        op = p.tools.opener
+        if op.pattern:
+            # a section or call opener is consumed; a name or a JSON object starts the call itself
+            kind = {"section_start": "tsection", "call_start": "tcall", "call_name": "tcall"}.get(
+                op.role, "tname")
+            named.append((kind, op.pattern))
+            if not op.role and t.style == "tagged":
+                named_call = mk.compile_source(op.pattern)
+    c = p.content
+    if c.start:
+        named.append(("cwrap", mk.pattern(c.start)))
+    if c.end:
+        named.append(("cwrap2", mk.pattern(c.end)))
+    for i, m in enumerate(c.markers):
+        named.append((f"cwrap{i + 3}", mk.pattern(m)))
+    for i, m in enumerate(p.recognised):
+        named.append((f"stop{i}", mk.pattern(m)))
+    # a closing reasoning marker with no opening one (prompt opened it, or reasoning is off)
+    if r.extract and r.end:
+        named.append(("rend", mk.pattern(r.end)))
+    rnamed = [("rend", mk.pattern(r.end))] if r.end else []
+    return _Tables(
+        content=mk.compile_any(named),
+        content_alts=tuple(mk.compile_source(src) for _, src in named if src),
+        tool_alts=tuple(mk.compile_source(src) for n, src in named if src and n.startswith("t")),
+        # a model that opens its tool calls without closing its reasoning: the calls end it
+        reasoning_end=mk.compile_any(rnamed), named_call=named_call,
+        section_end=mk.compile_marker(t.section_end) if t is not None else None,
+        call_start=mk.compile_marker(t.call_start) if t is not None else None,
+        separator=mk.compile_marker(t.separator) if t is not None else None,
+        call_end=mk.compile_marker(t.call_end) if t is not None else None)
 
 
 class Engine:
@@ -52,8 +128,9 @@ class Engine:
         self._call: CallReader | None = None
         self._in_section = False
         self._finished = False
-        self.section_end: regex.Pattern[str] | None = None
-        self._build_patterns()
+        tables = self._t = _tables(plan)
+        self.section_end = tables.section_end
+        self._named_call = tables.named_call
         if r.open_at_start and not r.extract and r.inline_prefix:
             self._content(r.inline_prefix, raw=True)
         if plan.prefill.reasoning:
@@ -62,52 +139,6 @@ class Engine:
             self.prefill_content(plan.prefill.content)
 
     # ------------------------------------------------------------ patterns
-    def _build_patterns(self) -> None:
-        p, r, t = self.plan, self.plan.reasoning, self.tools
-        named: list[tuple[str, str]] = []
-        self._named_call: regex.Pattern[str] | None = None   # calls with no marker: NAME(...
-        if r.extract and r.start:
-            named.append(("rstart", mk.pattern(r.start)))
-        if r.strip_stray and r.start:
-            # reasoning is off but the model opens a block anyway (PRE.6): its markers are dropped
-            named.append(("rstray", r"\A\s*" + mk.pattern(r.start)))
-            if r.end:
-                named.append(("rstray2", mk.pattern(r.end)))
-        if p.tools is not None and t is not None:
-            if t.section_end and not t.section_start:
-                named.append(("send", mk.pattern(t.section_end)))   # a section end after trailing content
-            op = p.tools.opener
-            if op.pattern:
-                # a section or call opener is consumed; a name or a JSON object starts the call itself
-                kind = {"section_start": "tsection", "call_start": "tcall", "call_name": "tcall"}.get(
-                    op.role, "tname")
-                named.append((kind, op.pattern))
-                if not op.role and t.style == "tagged":
-                    self._named_call = mk.compile_source(op.pattern)
-        c = p.content
-        if c.start:
-            named.append(("cwrap", mk.pattern(c.start)))
-        if c.end:
-            named.append(("cwrap2", mk.pattern(c.end)))
-        for i, m in enumerate(c.markers):
-            named.append((f"cwrap{i + 3}", mk.pattern(m)))
-        for i, m in enumerate(p.recognised):
-            named.append((f"stop{i}", mk.pattern(m)))
-        # a closing reasoning marker with no opening one (prompt opened it, or reasoning is off)
-        if r.extract and r.end:
-            named.append(("rend", mk.pattern(r.end)))
-        self._content_pat = mk.compile_any(named)
-        self._content_alts = [mk.compile_source(src) for _, src in named if src]
-        self._tool_alts = [(n, mk.compile_source(src)) for n, src in named if src and n.startswith("t")]
-        rnamed = [("rend", mk.pattern(r.end))] if r.end else []
-        # a model that opens its tool calls without closing its reasoning: the calls end it
-        self._rend_pat = mk.compile_any(rnamed)
-        if t is not None:
-            self.section_end = mk.compile_marker(t.section_end)
-            self._call_start = mk.compile_marker(t.call_start)
-            self._separator = mk.compile_marker(t.separator)
-            self._call_end = mk.compile_marker(t.call_end)
-
     def schema(self, name: str) -> Mapping[str, Any]:
         """The parameters schema of tool ``name`` ({} when unknown)."""
         return self._schemas.get(name) or {}
@@ -250,7 +281,7 @@ class Engine:
                 break
 
     def _step_content(self, final: bool) -> None:
-        pat = self._content_pat
+        pat = self._t.content
         if pat is None:
             self._content(self.buf[self.pos:])
             self.pos = len(self.buf)
@@ -267,7 +298,7 @@ class Engine:
                          and not (m.lastgroup == "tname" and self._named_call is not None)):
             return
         if not final and any((p := alt.match(self.buf, m.start(), partial=True)) is not None and p.partial
-                             for alt in self._content_alts):
+                             for alt in self._t.content_alts):
             return   # "<|close|>" is complete but "<|close|>response" may be coming
         kind = m.lastgroup or ""
         if kind == "rstart":
@@ -301,7 +332,7 @@ class Engine:
             self.pos = m.end()
 
     def _step_reasoning(self, final: bool) -> None:
-        pat = self._rend_pat
+        pat = self._t.reasoning_end
         if pat is None:
             self._reasoning(self.buf[self.pos:])
             self.pos = len(self.buf)
@@ -322,11 +353,11 @@ class Engine:
 
     def _step_tentative(self, final: bool) -> None:
         """Delimiter-style reasoning: hold text until its end marker (reasoning) or a call / the end (content)."""
-        tools = [alt for name, alt in self._tool_alts]
+        tools = self._t.tool_alts
         start = max(self.pos, self._scan)
         hits = []
-        if self._rend_pat is not None:
-            m = self._rend_pat.search(self.buf, start, partial=not final)
+        if self._t.reasoning_end is not None:
+            m = self._t.reasoning_end.search(self.buf, start, partial=not final)
             if m is not None:
                 hits.append((m.start(), 0, m))
         for alt in tools:
@@ -361,13 +392,13 @@ class Engine:
         if st == "more":
             return
         if self.msg.tool_calls and t.separator:
-            st, end = mk.match_here(self._separator, self.buf, self.pos, final)
+            st, end = mk.match_here(self._t.separator, self.buf, self.pos, final)
             if st == "more":
                 return
             if st == "match" and end > self.pos:
                 self.pos = end
         if t.call_start:
-            st, end = mk.match_here(self._call_start, self.buf, self.pos, final)
+            st, end = mk.match_here(self._t.call_start, self.buf, self.pos, final)
             if st == "more":
                 return
             if st == "match":
@@ -435,7 +466,7 @@ class Engine:
         t = self.tools
         assert t is not None
         if t.call_end and not isinstance(reader, _Closing):   # _Closing has read the end marker already
-            st, end = mk.match_here(self._call_end, self.buf, self.pos, final)
+            st, end = mk.match_here(self._t.call_end, self.buf, self.pos, final)
             if st == "more" and not final:
                 self._call = _Closing(self)
                 self.state = "call"
@@ -476,7 +507,7 @@ class _Closing(CallReader):
         self.origin = engine.pos
 
     def step(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
-        st, end = mk.match_here(self.engine._call_end, buf, pos, final)
+        st, end = mk.match_here(self.engine._t.call_end, buf, pos, final)
         if st == "more":
             return "more", pos
         return "done", (end if st == "match" else pos)

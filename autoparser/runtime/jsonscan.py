@@ -10,6 +10,7 @@ before it is terminated. Each character is looked at once: linear time.
 
 from __future__ import annotations
 
+import json
 import re
 
 _STRING_RUN = {'"': re.compile(r'[^"\\]+'), "'": re.compile(r"[^'\\]+")}
@@ -23,7 +24,7 @@ VALUE, KEY, COLON, AFTER, STRING, ATOM, DONE, ERROR = range(8)
 class JsonScanner:
     """Scan one JSON value; ``feed`` returns the index just past it once complete."""
 
-    __slots__ = ("_atom_start", "_esc", "_key_buf", "_quote", "_string_is_key", "_track_depth",
+    __slots__ = ("_atom_start", "_esc", "_key_buf", "_quote", "_skips", "_string_is_key", "_track_depth",
                  "closers", "commit", "commit_in_string", "keys", "pos", "python", "spans", "state", "text")
 
     def __init__(self, *, python: bool = False, track_depth: int = 2) -> None:
@@ -42,6 +43,7 @@ class JsonScanner:
         self._key_buf: list[str] = []
         self._atom_start = 0
         self._track_depth = track_depth
+        self._skips = 0 if python else _SKIP_TRIES
 
     # ------------------------------------------------------------------ API
     @property
@@ -164,6 +166,17 @@ class JsonScanner:
                 i += 1
                 continue
             if st == VALUE:
+                if (ch == "{" or ch == "[") and self._skips and len(self.keys) >= self._track_depth:
+                    # a container no span is tracked inside: when it is complete already (whole-text
+                    # parse) the C decoder finds its end; else it is scanned below, and this is tried
+                    # again only a bounded number of times (streaming stays linear)
+                    end = _complete_value_end(text, i)
+                    if end is not None:
+                        self._start_value(i)
+                        self._end_value(end)
+                        i = end
+                        continue
+                    self._skips -= 1
                 if ch == "{" or ch == "[":
                     self._start_value(i)
                     self.closers.append("}" if ch == "{" else "]")
@@ -249,11 +262,27 @@ class JsonScanner:
         self._end_value(i + 1)
 
 
+_SKIP_TRIES = 4   # failed whole-value decodes before a scanner stops trying
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+_DECODER = json.JSONDecoder(strict=False, parse_constant=_no_constant)
+
+
+def _complete_value_end(text: str, at: int) -> int | None:
+    """The end of the complete JSON value at ``at`` (raw control characters allowed), or None."""
+    try:
+        return _DECODER.raw_decode(text, at)[1]
+    except ValueError:
+        return None
+
+
 def _decode_key(raw: str) -> str:
     if "\\" not in raw:
         return raw
-    import json
-
     try:
         return json.loads('"' + raw + '"')
     except ValueError:
