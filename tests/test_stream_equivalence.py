@@ -275,7 +275,7 @@ def test_regression_tagged_id_after_arguments() -> None:
 
 
 def test_repro_python_literal_surrogate_pair() -> None:
-    from autoparser.runtime.pyliteral import python_to_json
+    from autoparser.values.pyliteral import python_to_json
 
     assert json.loads(python_to_json(r"{'q': '\ud83d\ude00'}")) == {"q": "\U0001f600"}
     req = template(turns.FIXTURES / "python_dict_args.jinja").apply(

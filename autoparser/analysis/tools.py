@@ -19,9 +19,9 @@ from .. import markers as mk
 from ..diff.split import MARKER, common_prefix_len, fix_prefix_end, shared_prefix, shared_suffix
 from ..probes import needles as N
 from ..probes.prober import Prober
-from ..runtime.jsonscan import JsonScanner
-from ..runtime.literal import LiteralEnd, literal_value
-from ..runtime.pyliteral import python_to_json
+from ..values.jsonscan import JsonScanner
+from ..values.literal import LiteralEnd, literal_value
+from ..values.pyliteral import python_to_json
 from .model import JsonLayout, LiteralArgs, TaggedArgs, ToolFormat
 
 NM, IM = N.NAME_MARK, N.ID_MARK

@@ -36,10 +36,10 @@ from parsimonious.nodes import Node, NodeVisitor
 from .. import markers as mk
 from ..errors import ParseError
 from ..runtime.calls import _args_text, _typed_value
-from ..runtime.coerce import coerce, raw_string
-from ..runtime.literal import literal_to_json
 from ..runtime.message import Message, ToolCall
-from ..runtime.pyliteral import python_to_json
+from ..values.coerce import coerce, raw_string
+from ..values.literal import literal_to_json
+from ..values.pyliteral import python_to_json
 
 if TYPE_CHECKING:
     from ..analysis.model import JsonLayout, LiteralArgs, ToolFormat

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 import regex
 
 from .. import markers as mk
-from .coerce import coerce, raw_string
-from .jsonfix import StringMender
-from .jsonscan import JsonScanner
-from .literal import LiteralEnd, literal_to_json, read_partial_literal
-from .pyliteral import python_to_json
+from ..values.coerce import coerce, raw_string
+from ..values.jsonfix import StringMender
+from ..values.jsonscan import JsonScanner
+from ..values.literal import LiteralEnd, literal_to_json, read_partial_literal
+from ..values.pyliteral import python_to_json
 
 if TYPE_CHECKING:
     from ..analysis.model import ToolFormat
