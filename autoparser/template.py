@@ -8,7 +8,7 @@ import secrets
 from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import sources
 from .analysis import analyze
@@ -19,6 +19,10 @@ from .render import Renderer, RenderLimits
 from .render.compat import render_compat
 from .runtime.engine import Engine
 from .runtime.message import Message
+
+if TYPE_CHECKING:
+    from .decisions.row import DecisionRow
+    from .grammar.peg import PegParser
 
 
 class ChatTemplate:
@@ -218,7 +222,7 @@ class Request:
 
     # --- decisions (autoparser.decisions) ---
     @cached_property
-    def decisions(self) -> DecisionRow:  # noqa: F821 - autoparser.decisions.row, imported on use
+    def decisions(self) -> DecisionRow:
         """PRE.1-PRE.6 for this request (``autoparser.decisions.row.decide``)."""
         from .decisions.row import decide
 
@@ -236,7 +240,7 @@ class Request:
 
     # --- peg (autoparser.grammar.peg) ---
     @cached_property
-    def peg(self) -> PegParser:  # noqa: F821 - autoparser.grammar.peg, imported on use
+    def peg(self) -> PegParser:
         """The strict PEG parser for this request (``PegParser.text`` is its grammar), built on first use."""
         from .grammar.peg import build_peg
 

@@ -60,11 +60,16 @@ if TYPE_CHECKING:
 class TemplateLike(Protocol):
     """What the decisions read of a ``ChatTemplate``."""
 
-    name: str
-    source: str
-    renderer: Renderer
-    analysis: Analysis
-    special_tokens: frozenset[str] | None
+    @property
+    def name(self) -> str: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def analysis(self) -> Analysis: ...
+    @property
+    def renderer(self) -> Renderer: ...
+    @property
+    def special_tokens(self) -> frozenset[str] | None: ...
 
 __all__ = ["DecisionRow", "ForcedReasoning", "control_looking_parts", "decide", "marker_groups"]
 

@@ -485,7 +485,9 @@ class PegParser:
             rule = e.expr.name if e.expr is not None and e.expr.name else "message"
             raise ParseError(f"expected {rule}", text=text, pos=max(e.pos, 0),
                              template=self.context.template) from None
-        return _Mapper(self.context).visit(tree)
+        msg = _Mapper(self.context).visit(tree)
+        assert isinstance(msg, Message)
+        return msg
 
     def __str__(self) -> str:
         return self.text
@@ -761,7 +763,8 @@ class _Mapper(NodeVisitor):
                 raw = raw[1:]
             if ta.value_end.startswith("\n") and raw.endswith("\n") and not isinstance(raw, _Verbatim):
                 raw = raw[:-1]
-            prop = props.get(pair.key) if isinstance(props.get(pair.key), dict) else {}
+            found = props.get(pair.key)
+            prop: dict[str, Any] = found if isinstance(found, dict) else {}
             value = json.dumps(raw, ensure_ascii=False) if raw_string(prop, ta.strings_json) \
                 else _typed_value(raw, prop)
             out.append(f"{json.dumps(pair.key, ensure_ascii=False)}: {value}")

@@ -22,6 +22,7 @@ minLength/maxLength are not enforced on these strings.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -190,8 +191,7 @@ class LiteralConverter(_Converter):
         alts = []
         for q in self.quotes:
             if len(q) == 1:
-                chars = self.b.recursive_rule(
-                    f"{self.tag}-chars", lambda r, q=q: f'| {char_class([q, chr(92)], negate=True)} {r} | "\\\\" {ANY_CHAR} {r}')
+                chars = self.b.recursive_rule(f"{self.tag}-chars", functools.partial(_quoted_chars, q))
                 alts.append(_join(literal(q), chars, literal(q)))
             else:
                 alts.append(_join(literal(q), self.b.string_until(q)))
@@ -199,8 +199,7 @@ class LiteralConverter(_Converter):
             group = self.b.reserve(f"{self.tag}-bare-group")
             quoted = " | ".join(
                 _join(literal(q), self.b.recursive_rule(
-                    f"{self.tag}-bare-quoted", lambda r, q=q: f"| {char_class([q, chr(10)], negate=True)} {r}"),
-                    literal(q))
+                    f"{self.tag}-bare-quoted", functools.partial(_bare_quoted_chars, q)), literal(q))
                 for q in ("'", '"'))
             inner = self.b.recursive_rule(
                 f"{self.tag}-bare-inner", lambda r: f"| {char_class(list('()[]{}'), negate=True)} {r} | {group} {r}")
@@ -280,3 +279,13 @@ def literal_args_rule(b: GbnfBuilder, schema: Any, name: str, *, open_: str, clo
         space = conv.space()
         body = f"{body} | " + _join(literal(open_), space, schema_rule(b, schema, f"{name}-json"), space, literal(close))
     return b.define(final, body)
+
+
+def _quoted_chars(quote: str, rest: str) -> str:
+    """Body of a right-recursive rule: characters of a string in ``quote``, escapes included."""
+    return f'| {char_class([quote, chr(92)], negate=True)} {rest} | "\\\\" {ANY_CHAR} {rest}'
+
+
+def _bare_quoted_chars(quote: str, rest: str) -> str:
+    """Body of a right-recursive rule: a quoted piece inside an unquoted value (one line)."""
+    return f"| {char_class([quote, chr(10)], negate=True)} {rest}"

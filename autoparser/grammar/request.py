@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -45,12 +46,12 @@ from .gbnf import ANY_CHAR, GbnfBuilder, char_class, literal, sanitize_name
 from .pyvalue import LiteralConverter, literal_args_rule, python_value_rule
 from .schema import _Converter, _group, json_rule, json_string_expr, schema_value_rule, space_rule
 
-try:
+if sys.version_info >= (3, 11):
     import re._constants as sre_c
     import re._parser as sre_parse
-except ImportError:  # Python 3.10
-    import sre_constants as sre_c  # type: ignore[no-redef]
-    import sre_parse  # type: ignore[no-redef]
+else:  # Python 3.10
+    import sre_constants as sre_c
+    import sre_parse
 
 if TYPE_CHECKING:
     from ..analysis.model import ToolFormat
@@ -533,7 +534,8 @@ class _Grammar:
         prefix = self.lead("arg-prefix", ta.prefix)
         key_suffix = self.lead("arg-key-suffix", ta.key_suffix)
         raw = not ta.strings_json and bool(closing)
-        props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        raw_props = schema.get("properties")
+        props: dict[str, Any] = raw_props if isinstance(raw_props, dict) else {}
         required = [k for k in schema.get("required") or [] if isinstance(k, str)]
         slots: list[tuple[str, bool]] = []
         keys = [*props, *(k for k in required if k not in props)]

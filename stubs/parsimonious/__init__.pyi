@@ -1,0 +1,1 @@
+# Type stubs for the parts of parsimonious (no stubs of its own) that autoparser uses.

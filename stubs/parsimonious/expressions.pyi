@@ -1,0 +1,6 @@
+from .nodes import Node
+
+class Expression:
+    name: str
+    def parse(self, text: str, pos: int = 0) -> Node: ...
+    def match(self, text: str, pos: int = 0) -> Node: ...

@@ -1,0 +1,23 @@
+from typing import Any
+
+from .expressions import Expression
+
+class Node:
+    expr: Expression
+    full_text: str
+    start: int
+    end: int
+    children: list[Node]
+    @property
+    def expr_name(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+
+class NodeVisitor:
+    grammar: Any
+    unwrapped_exceptions: tuple[type[BaseException], ...]
+    def visit(self, node: Node) -> Any: ...
+    def generic_visit(self, node: Node, visited_children: list[Any]) -> Any: ...
+    def parse(self, text: str, pos: int = 0) -> Any: ...
+    def match(self, text: str, pos: int = 0) -> Any: ...
+    def lift_child(self, node: Node, children: list[Any]) -> Any: ...
