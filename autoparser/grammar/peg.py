@@ -40,10 +40,11 @@ from ..runtime.message import Message, ToolCall
 from ..values.coerce import coerce, raw_string
 from ..values.literal import literal_to_json
 from ..values.pyliteral import python_to_json
+from . import ir
 
 if TYPE_CHECKING:
     from ..analysis.model import JsonLayout, LiteralArgs, ToolFormat
-    from ..plan import ReasoningPlan, RequestPlan
+    from ..plan import RequestPlan
 
 WS = " \t\r\n"
 _ID_WORD = r"[^\s<>\[\]{}\"'|,:=()`]+"     # an id with no closing marker (calls._NAME)
@@ -169,40 +170,21 @@ class _Context:
 
 # ---------------------------------------------------------------- the grammar
 def build_peg(plan: RequestPlan) -> PegParser:
-    """The strict grammar and mapper for one request."""
-    r, tp = plan.reasoning, plan.tools
+    """The strict grammar and mapper for one request: the request's IR printed as PEG."""
+    g = ir.message_grammar(plan)
+    tp = plan.tools
     tools = tp.format if tp is not None and tp.allowed else None
-    json_answer, schema = plan.answer.json, plan.answer.schema
-    pre = plan.prefill
     b = _Rules()
-    stops = _stop_patterns(plan, tools)
-    # turn markers (end of turn, the assistant header) may also separate the parts of a turn
-    turn = "stop*" if stops else ""
-    parts: list[str] = []
-    if plan.assistant_header.strip() and not r.open_at_start and not pre.content:
-        parts.append(b.marker("assistant_header", plan.assistant_header) + "?")
-    opener = tp.opener.pattern if tools is not None and tp is not None else ""
-    reasoning = "" if pre.content else _reasoning(b, r, opener)
-    if reasoning:
-        parts += [reasoning, turn]
-    content = _content(b, plan, opener, tools is not None, json_answer, stops)
-    parts.append(content)
-    if tools is not None and tp is not None:
-        _tool_calls(b, tools, tp.allowed, tp.parallel)
-        if stops and opener:
-            # as many turn markers as leave the calls' opener next ("<|sep|>" + "<|open|>tools")
-            turn = b.add("turn_markers", _rx(r"(?:\s*(?:" + "|".join(stops) + r"))*?(?=\s*" + opener + ")"))
-        # free text may also follow the calls (Gemma 4, LFM2 render it there)
-        calls = _seq(turn, "tool_calls", "" if json_answer else content)
-        parts.append(calls if tp.forced else f"({calls})?")
-    parts.append(_end(b, stops))
-    b.add("message", _seq(*parts))
+    _Printer(b, g).rule("message")
+    if g.stops:
+        b.add("stop", _rx(r"\s*(?:" + "|".join(mk.pattern(m) for m in g.stops) + ")"))
     if any("json_" in body for body in b.rules.values()):
         python = tools is not None and (tools.python_literals or tools.args == "python")
         for name, body in _JSON_RULES.items():
             b.add(name, _PYTHON_JSON.get(name, body) if python else body)
     b.add("ws", _rx(r"\s*"))
     text = b.text()
+    pre, schema = plan.prefill, plan.answer.schema
     ctx = _Context(plan=plan, template=plan.template, tools=tools, prefill_reasoning=pre.reasoning,
                    prefill_open=pre.reasoning_open, prefill_content=pre.content,
                    response_schema=dict(schema) if schema is not None else None,
@@ -210,83 +192,61 @@ def build_peg(plan: RequestPlan) -> PegParser:
     return PegParser(text=text, grammar=Grammar(text), context=ctx)
 
 
-def _reasoning(b: _Rules, r: ReasoningPlan, opener: str) -> str:
-    """``reasoning``: required when the prompt opened the block, else optional; "" when none.
+class _Printer:
+    """Prints IR nodes as parsimonious expressions; named IR rules become PEG rules."""
 
-    With reasoning switched off the engine drops the markers of a block the model opens anyway
-    (PRE.6) and keeps its text as content: the same rule, mapped to content. Delimiter-only
-    reasoning is tentative: it is reasoning only if its end comes before the calls.
-    """
-    start, end = mk.pattern(r.start), mk.pattern(r.end)
-    if not end or not (r.extract or (r.strip_stray and start)):
-        return ""
-    if r.extract and r.open_at_start:
-        # a delimiter-only format may skip its reasoning; a prefilled tag must be closed
-        body, term = "reasoning_text reasoning_end", ("reasoning" if start else "reasoning?")
-    elif start:
-        # a bare close stands for an empty block (MiniMax-M3 renders "</mm:think>" + content)
-        body, term = "reasoning_start reasoning_text reasoning_end / reasoning_end", "reasoning?"
-    else:
-        return ""
-    b.add("reasoning", body)
-    if "reasoning_start" in body:
-        b.marker("reasoning_start", r.start)
-    text = r"(?s:.*?)" if not (r.tentative and opener) else r"(?s:(?:(?!" + opener + ").)*?)"
-    b.add("reasoning_text", _rx(text + "(?=" + end + ")"))
-    b.marker("reasoning_end", r.end)
-    return term
+    def __init__(self, b: _Rules, g: ir.Grammar) -> None:
+        self.b, self.g = b, g
 
+    def rule(self, name: str) -> str:
+        if name in self.b.rules:
+            return name
+        node = self.g[name]
+        if isinstance(node, (ir.Marker, ir.Text, ir.Calls, ir.Answer)):
+            return self.expr(node)     # a terminal or leaf rule named after its role
+        self.b.add(name, "")           # placeholder: keeps the rule ahead of the rules it uses
+        self.b.rules[name] = self.expr(node, top=True)
+        return name
 
-def _stop_patterns(plan: RequestPlan, tools: ToolFormat | None) -> list[str]:
-    """Markers that end a turn (longest first): end of turn, eos, the assistant header, and a
-    section end that has no section start (Gemma 4's ``<|tool_response>``)."""
-    markers = list(plan.recognised)
-    if tools is not None and tools.section_end.strip() and not tools.section_start.strip():
-        markers.append(tools.section_end)
-    return [p for p in (mk.pattern(m) for m in sorted(dict.fromkeys(markers), key=len, reverse=True)) if p]
-
-
-def _content(b: _Rules, plan: RequestPlan, opener: str, calls: bool, json_answer: bool, stops: list[str]) -> str:
-    """``content``: free text up to the calls or a turn marker (or a JSON answer), maybe wrapped."""
-    r, c = plan.reasoning, plan.content
-    ends = list(stops)
-    if opener:
-        ends.insert(0, opener)
-    start_src, end_src = mk.pattern(r.start), mk.pattern(r.end)
-    if r.extract and start_src:
-        ends.append(start_src)          # reasoning comes first or not at all
-    if end_src and (r.extract or (r.strip_stray and start_src)):
-        ends.append(end_src)            # nor does a stray close
-    start = b.marker("content_start", c.start) if c.start.strip() else ""
-    close = b.marker("content_end", c.end) if c.end.strip() else ""
-    # an answer before calls may have its own wrapper (harmony's commentary preamble)
-    extra = [m for m in c.markers if m.strip()]
-    p_start = b.marker("preamble_start", extra[0]) if extra else ""
-    p_close = b.marker("preamble_end", extra[1]) if len(extra) > 1 else ""
-    if p_close:
-        ends.insert(0, mk.pattern(extra[1]))
-    if json_answer:
-        b.add("answer", "ws json_value")
-        if start:
-            b.add("content", f"{_seq(start, 'answer', close)} / answer")
-        content = "content" if start else "answer"
-        return content + "?" if calls else content
-    if close:
-        ends.insert(0, mk.pattern(c.end))
-    b.add("content_text", _rx(r"(?s:.*?)(?=" + "|".join([*ends, r"\s*\Z"]) + ")"))
-    wrapped = [_seq(s, "content_text", c + "?" if c else "") for s, c in ((start, close), (p_start, p_close)) if s]
-    if not wrapped:
-        return "content_text"
-    b.add("content", " / ".join([*wrapped, "content_text"]))
-    return "content"
-
-
-def _end(b: _Rules, stops: list[str]) -> str:
-    if stops:
-        b.add("stop", _rx(r"\s*(?:" + "|".join(stops) + ")"))
-    b.add("end", _seq("stop*" if stops else "", "ws", "end_of_text"))
-    b.add("end_of_text", _rx(r"\Z"))
-    return "end"
+    def expr(self, node: ir.Node, top: bool = False, in_seq: bool = False) -> str:
+        """``node`` as a PEG expression; parenthesized unless it stands alone or in a sequence."""
+        b = self.b
+        if isinstance(node, ir.Ref):
+            return self.rule(node.name)
+        if isinstance(node, ir.Lit):
+            return _lit(node.text)
+        if isinstance(node, ir.Marker):
+            return b.add(node.role, _rx(r"\s*" + node.pattern))
+        if isinstance(node, ir.Text):
+            body = r"(?s:.*?)" if not node.avoid else r"(?s:(?:(?!" + node.avoid + ").)*?)"
+            ends = [*node.ends, r"\s*\Z"] if node.or_end else list(node.ends)
+            return b.add(node.role, _rx(body + "(?=" + "|".join(ends) + ")"))
+        if isinstance(node, ir.Seq):
+            out = _seq(*(self.expr(n, in_seq=True) for n in node.items))
+            return out if top or in_seq or len(node.items) < 2 else f"({out})"
+        if isinstance(node, ir.Choice):
+            out = " / ".join(self.expr(n, in_seq=True) for n in node.items)
+            return out if top else f"({out})"
+        if isinstance(node, ir.Repeat):
+            inner = self.expr(node.item)
+            suffix = {(0, 1): "?", (0, None): "*", (1, None): "+"}[(node.min, node.max)]
+            return inner + suffix
+        if isinstance(node, ir.Turn):
+            if not self.g.stops:
+                return ""
+            if node.lazy_before:
+                stops = "|".join(mk.pattern(m) for m in self.g.stops)
+                return b.add("turn_markers", _rx(r"(?:\s*(?:" + stops + r"))*?(?=\s*" + node.lazy_before + ")"))
+            return "stop*"
+        if isinstance(node, ir.End):
+            b.add("end_of_text", _rx(r"\Z"))
+            return "ws end_of_text"
+        if isinstance(node, ir.Answer):
+            return b.add("answer", "ws json_value")
+        if isinstance(node, ir.Calls):
+            _tool_calls(b, node.tools.format, node.tools.allowed, node.tools.parallel)
+            return "tool_calls"
+        raise TypeError(f"no PEG for {node!r}")
 
 
 def _tool_calls(b: _Rules, t: ToolFormat, names: tuple[str, ...], parallel: bool) -> None:
