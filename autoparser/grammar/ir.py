@@ -13,6 +13,8 @@ is written down once. The nodes are small and frozen:
 * :class:`Seq`, :class:`Choice`, :class:`Repeat` (``min``/``max``), :class:`Ref` to a named rule;
 * :class:`Turn` the end-of-turn markers that may separate parts (a server stops at them: a
   sampler's grammar leaves them out); :class:`End` the end of the output;
+* :class:`Tolerated` what the parser accepts but a sampler never generates, :class:`Inline`
+  what may be generated but is read as part of the surrounding text;
 * leaves a printer expands on its own: :class:`Answer` (a JSON value of a schema, the
   ``response_format`` answer) and :class:`Calls` (the call section of the request's tools: its
   call layouts and argument encodings).
@@ -93,6 +95,22 @@ class Turn:
 
 
 @dataclass(frozen=True)
+class Tolerated:
+    """Accepted when parsing, never generated: a sampler's grammar leaves it out (an echoed
+    header, a reasoning block the request switched off)."""
+
+    item: Node
+
+
+@dataclass(frozen=True)
+class Inline:
+    """Generated, but read as part of the text around it when parsing (reasoning kept inline
+    with ``reasoning_format="none"``, a delimiter block the prompt did not open)."""
+
+    item: Node
+
+
+@dataclass(frozen=True)
 class End:
     """The end of the output (whitespace before it allowed)."""
 
@@ -111,7 +129,7 @@ class Calls:
     tools: ToolPlan
 
 
-Node: TypeAlias = Lit | Marker | Text | Seq | Choice | Repeat | Ref | Turn | End | Answer | Calls
+Node: TypeAlias = Lit | Marker | Text | Seq | Choice | Repeat | Ref | Turn | Tolerated | Inline | End | Answer | Calls
 Presence = Literal["required", "optional", "none"]
 
 
@@ -167,15 +185,15 @@ def message_grammar(plan: RequestPlan) -> Grammar:
     if plan.assistant_header.strip() and not r.open_at_start and not pre.content:
         header = b.marker("assistant_header", plan.assistant_header)
         if header is not None:
-            parts.append(opt(header))
+            parts.append(Tolerated(opt(header)))
     opener = calls_tp.opener.pattern if calls_tp is not None else ""
     presence: Presence = "none"
     if not pre.content:
-        presence = _reasoning(b, r, opener)
-    if presence != "none":
-        parts.append(Ref("reasoning") if presence == "required" else opt(Ref("reasoning")))
-        if turn is not None:
-            parts.append(turn)
+        presence, block = _reasoning(b, r, opener)
+        if block is not None:
+            parts.append(block)
+            if turn is not None and presence != "none":
+                parts.append(turn)
     content = _content(b, plan, calls_tp, stops)
     parts.append(content)
     calls: Presence = "none"
@@ -202,32 +220,43 @@ def stop_markers(plan: RequestPlan, calls: ToolPlan | None) -> tuple[str, ...]:
     return tuple(m for m in ordered if mk.pattern(m))
 
 
-def _reasoning(b: _Builder, r: ReasoningPlan, opener: str) -> Presence:
-    """``reasoning``: required when the prompt opened the block, else optional.
+def _reasoning(b: _Builder, r: ReasoningPlan, opener: str) -> tuple[Presence, Node | None]:
+    """``reasoning``: required when the prompt opened the block, else optional; and how it is read.
 
-    With reasoning switched off the engine drops the markers of a block the model opens
-    anyway (PRE.6) and keeps its text as content: the same rule, mapped to content.
-    Delimiter-only reasoning is tentative: it is reasoning only if its end comes before the calls.
+    Extracted, it is its own part of the message. With reasoning switched off the engine drops
+    the markers of a block the model opens anyway (PRE.6) and keeps its text as content: the
+    parser tolerates it, a sampler does not generate it. Kept inline (``reasoning_format``
+    "none", or a delimiter-only block the prompt did not open) it may be generated and is read
+    as content. Delimiter-only reasoning is tentative: reasoning only if its end comes before
+    the calls.
     """
     start, end = mk.pattern(r.start), mk.pattern(r.end)
-    if not end or not (r.extract or (r.strip_stray and start)):
-        return "none"
-    until = mk.tokens(r.end)[0]
+    if not end or not r.end.strip():
+        return "none", None
     text = b.add("reasoning_text", Text("reasoning_text", ends=(end,), avoid=opener if r.tentative else "",
-                                        until=until, or_end=False))
+                                        until=mk.tokens(r.end)[0], or_end=False))
     close = b.marker("reasoning_end", r.end)
     assert close is not None
-    if r.extract and r.open_at_start:
+    if r.open_at_start:
         # a delimiter-only format may skip its reasoning; a prefilled tag must be closed
         b.add("reasoning", Seq((text, close)))
-        return "required" if start else "optional"
+        presence: Presence = "required" if start else "optional"
+        block: Node = Ref("reasoning") if presence == "required" else opt(Ref("reasoning"))
+        return (presence, block) if r.extract else ("none", Inline(block))
+    if r.off and not r.strip_stray:
+        return "none", None
     if not start:
-        return "none"
+        b.add("reasoning", Seq((text, close)))
+        return "none", Inline(opt(Ref("reasoning")))
     opening = b.marker("reasoning_start", r.start)
     assert opening is not None
-    # a bare close stands for an empty block (MiniMax-M3 renders "</mm:think>" + content)
-    b.add("reasoning", Choice((Seq((opening, text, close)), close)))
-    return "optional"
+    # a bare close stands for an empty block (MiniMax-M3 renders "</mm:think>" + content): read, not generated
+    b.add("reasoning", Choice((Seq((opening, text, close)), Tolerated(close))))
+    if r.extract:
+        return "optional", opt(Ref("reasoning"))
+    if r.strip_stray:
+        return "optional", Tolerated(opt(Ref("reasoning")))
+    return "none", Inline(opt(Ref("reasoning")))
 
 
 def _content(b: _Builder, plan: RequestPlan, calls: ToolPlan | None, stops: tuple[str, ...]) -> Node:
@@ -269,5 +298,5 @@ def _content(b: _Builder, plan: RequestPlan, calls: ToolPlan | None, stops: tupl
     return b.add("content", Choice((*wrapped_forms, text)))
 
 
-__all__ = ["Answer", "Calls", "Choice", "End", "Grammar", "Lit", "Marker", "Node", "Ref", "Repeat", "Seq", "Text",
-           "Turn", "message_grammar", "stop_markers"]
+__all__ = ["Answer", "Calls", "Choice", "End", "Grammar", "Inline", "Lit", "Marker", "Node", "Ref", "Repeat", "Seq",
+           "Text", "Tolerated", "Turn", "message_grammar", "stop_markers"]

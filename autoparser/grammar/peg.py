@@ -238,6 +238,10 @@ class _Printer:
                 stops = "|".join(mk.pattern(m) for m in self.g.stops)
                 return b.add("turn_markers", _rx(r"(?:\s*(?:" + stops + r"))*?(?=\s*" + node.lazy_before + ")"))
             return "stop*"
+        if isinstance(node, ir.Tolerated):
+            return self.expr(node.item, top, in_seq)
+        if isinstance(node, ir.Inline):
+            return ""     # read as part of the free text around it
         if isinstance(node, ir.End):
             b.add("end_of_text", _rx(r"\Z"))
             return "ws end_of_text"

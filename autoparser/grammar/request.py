@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import markers as mk
 from ..plan import Opener, RequestPlan, bare_section_opener
+from . import ir
 from .gbnf import ANY_CHAR, GbnfBuilder, char_class, literal, sanitize_name
 from .pyvalue import LiteralConverter, literal_args_rule, python_value_rule
 from .schema import _Converter, _group, json_rule, json_string_expr, schema_value_rule, space_rule
@@ -190,6 +191,7 @@ class _Grammar:
 
     def __init__(self, plan: RequestPlan, goal: _Goal) -> None:
         assert plan.tools is not None or goal.answer
+        self.ir = ir.message_grammar(plan)
         self.plan = goal
         self.r = plan.reasoning
         self.a = plan.analysis
@@ -265,20 +267,48 @@ class _Grammar:
     # --- reasoning, content, answer ---------------------------------------------------
 
     def reasoning(self) -> str:
-        """The reasoning block the prompt leaves open (required) or allows (optional)."""
-        r = self.a.reasoning
-        if r.mode == "none" or not r.end.strip():
-            return ""
-        off = self.r.off
-        if self.r.open_at_start:
-            block = self.b.rule("reasoning", self.through("reasoning-end", r.end))
-            return block if r.start.strip() else f"( {block} )?"
-        if off:
-            return ""
-        if not r.start.strip():
-            return f"( {self.b.rule('reasoning', self.through('reasoning-end', r.end))} )?"
-        start = _join(self.ws, self.spelled(r.start))
-        return f"( {self.b.rule('reasoning', _join(start, self.through('reasoning-end', r.end)))} )?"
+        """The reasoning block as the IR's message has it: required when the prompt left it
+        open, optional when the model may open it, left out when tolerated only (switched off)."""
+        message = self.ir["message"]
+        assert isinstance(message, ir.Seq)
+        for part in message.items:
+            node = part.item if isinstance(part, ir.Inline) else part
+            if isinstance(part, ir.Tolerated):
+                continue
+            ref = node.item if isinstance(node, ir.Repeat) else node
+            if isinstance(ref, ir.Ref) and ref.name == "reasoning":
+                block = self.b.rule("reasoning", self.node(self.ir["reasoning"]))
+                return f"( {block} )?" if isinstance(node, ir.Repeat) else block
+        return ""
+
+    def resolve(self, node: ir.Node) -> ir.Node:
+        """A reference's rule, any other node itself."""
+        return self.ir[node.name] if isinstance(node, ir.Ref) else node
+
+    def node(self, node: ir.Node) -> str:
+        """GBNF for an IR node of the message envelope: markers, free text through the marker
+        that ends it, alternatives (tolerated ones left out: a sampler does not generate them)."""
+        node = self.resolve(node)
+        if isinstance(node, ir.Choice):
+            alts = [self.node(n) for n in node.items if not isinstance(n, ir.Tolerated)]
+            return alts[0] if len(alts) == 1 else "( " + " | ".join(alts) + " )"
+        if isinstance(node, ir.Seq):
+            items = [self.resolve(n) for n in node.items]
+            out: list[str] = []
+            for i, item in enumerate(items):
+                if isinstance(item, ir.Text) and i + 1 < len(items) and isinstance(items[i + 1], ir.Marker):
+                    continue     # printed with the marker that ends it
+                if isinstance(item, ir.Marker) and i > 0 and isinstance(items[i - 1], ir.Text):
+                    out.append(self.through(item.role.replace("_", "-"), item.text))
+                elif isinstance(item, ir.Marker) and i == 0:
+                    # opens an optional branch next to free text: spelled, so llguidance keeps both alive
+                    out.append(_join(self.ws, self.spelled(item.text)))
+                else:
+                    out.append(self.node(item))
+            return _join(*out)
+        if isinstance(node, ir.Marker):
+            return self.lead(node.role.replace("_", "-"), node.text)
+        raise TypeError(f"no GBNF for {node!r} in the envelope")
 
     def content(self) -> str:
         """Free content before a forced call, through the calls' first marker piece."""
