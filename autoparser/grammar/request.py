@@ -64,7 +64,6 @@ ID_MAX = 64            # a call id written between markers
 MAX_EXTRA_MEMBERS = 2  # other members of a JSON call object ("type": "function")
 ID_CHARS = "[^ \\t\\r\\n<>\\x5B\\x5D{}\"'|,=()`]"        # a call id between markers
 WORD_CHARS = "[^ \\t\\r\\n<>\\x5B\\x5D{}\"'|,:=()`]"     # an id with no closing marker (calls._NAME)
-FENCE = "```json"
 
 
 # ---------------------------------------------------------------- public API
@@ -192,6 +191,7 @@ class _Grammar:
     def __init__(self, plan: RequestPlan, goal: _Goal) -> None:
         assert plan.tools is not None or goal.answer
         self.ir = ir.message_grammar(plan)
+        self._answer_value: str | None = None
         self.plan = goal
         self.r = plan.reasoning
         self.a = plan.analysis
@@ -285,12 +285,12 @@ class _Grammar:
         """A reference's rule, any other node itself."""
         return self.ir[node.name] if isinstance(node, ir.Ref) else node
 
-    def node(self, node: ir.Node) -> str:
+    def node(self, node: ir.Node, spell_first: bool = True) -> str:
         """GBNF for an IR node of the message envelope: markers, free text through the marker
         that ends it, alternatives (tolerated ones left out: a sampler does not generate them)."""
         node = self.resolve(node)
         if isinstance(node, ir.Choice):
-            alts = [self.node(n) for n in node.items if not isinstance(n, ir.Tolerated)]
+            alts = [self.node(n, spell_first) for n in node.items if not isinstance(n, ir.Tolerated)]
             return alts[0] if len(alts) == 1 else "( " + " | ".join(alts) + " )"
         if isinstance(node, ir.Seq):
             items = [self.resolve(n) for n in node.items]
@@ -300,12 +300,16 @@ class _Grammar:
                     continue     # printed with the marker that ends it
                 if isinstance(item, ir.Marker) and i > 0 and isinstance(items[i - 1], ir.Text):
                     out.append(self.through(item.role.replace("_", "-"), item.text))
-                elif isinstance(item, ir.Marker) and i == 0:
+                elif isinstance(item, ir.Marker) and i == 0 and spell_first:
                     # opens an optional branch next to free text: spelled, so llguidance keeps both alive
                     out.append(_join(self.ws, self.spelled(item.text)))
+                elif isinstance(item, ir.Answer):
+                    out.append(_join(self.ws, self.answer_value()))
                 else:
-                    out.append(self.node(item))
+                    out.append(self.node(item, spell_first))
             return _join(*out)
+        if isinstance(node, ir.Answer):
+            return _join(self.ws, self.answer_value())
         if isinstance(node, ir.Marker):
             return self.lead(node.role.replace("_", "-"), node.text)
         raise TypeError(f"no GBNF for {node!r} in the envelope")
@@ -339,16 +343,19 @@ class _Grammar:
         return _join(self.ws, after)
 
     def answer(self) -> str:
-        """A JSON answer for response_format, bare, fenced or in the content markers."""
-        value = self.json_value(self.plan.answer_schema, "answer-json")
-        c = self.a.content
-        if c.start.strip():
-            wrapped = _join(self.lead("content-start", c.start), self.ws, value, self.lead("content-end", c.end))
-        else:
-            wrapped = _join(self.lead("fence-start", FENCE), self.ws, value, self.lead("fence-end", "```"))
-        return self.b.rule("answer", _join(f"( {wrapped} | {self.ws} {value} )", self.ws))
+        """The JSON answer for response_format as the IR has it: bare, or in the content markers
+        (a ```` ```json ```` fence when the template has none)."""
+        content = self.ir.get("content")
+        node = content if content is not None else self.ir["answer"]
+        return self.b.rule("answer", _join(self.node(node, spell_first=False), self.ws))
 
     # --- values ------------------------------------------------------------------------
+
+    def answer_value(self) -> str:
+        """The answer's JSON value rule (one, however often the answer is spelled)."""
+        if self._answer_value is None:
+            self._answer_value = self.json_value(self.plan.answer_schema, "answer-json")
+        return self._answer_value
 
     def json_value(self, schema: Any, name: str) -> str:
         """Bare JSON value of `schema` (strict objects)."""
