@@ -5,6 +5,7 @@
      |    +-- TemplateSecurityError           the sandbox refused an operation
      |    +-- TemplateLimitError              time or output-size limit exceeded
      +-- AnalysisError                        the analysis could not classify the template
+     +-- ExportError                          a format cannot be expressed in an export target
      +-- ParseError (also ValueError)         model output could not be parsed (strict use only)
 
 Model output never raises from ``Request.parse`` or the stream parser: malformed
@@ -51,6 +52,15 @@ class AnalysisError(AutoparserError):
         self.template = template
         self.phase = phase
         super().__init__(f"{template} ({phase}): {message}")
+
+
+class ExportError(AutoparserError):
+    """The template's format cannot be written in the requested export (names what is missing)."""
+
+    def __init__(self, message: str, *, template: str = "<template>", target: str = "export") -> None:
+        self.template = template
+        self.target = target
+        super().__init__(f"{template} ({target}): {message}")
 
 
 class ParseError(AutoparserError, ValueError):

@@ -8,12 +8,12 @@ import secrets
 from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from . import sources
 from .analysis import analyze
 from .analysis.model import Analysis
-from .errors import AutoparserError
+from .errors import AutoparserError, ExportError
 from .plan import ReasoningFormatOption, RequestOptions, RequestPlan, make_plan
 from .render import Renderer, RenderLimits
 from .render.compat import render_compat
@@ -237,6 +237,27 @@ class Request:
         """PRE.5: stop strings for the server; none when ``ignore_eos`` asks to run past end of turn."""
         return () if ignore_eos else self.decisions.stop
     # --- end decisions ---
+
+    def structural_tag(self, reasoning: Literal["auto", "enabled", "disabled"] = "auto") -> dict[str, Any]:
+        """An xgrammar structural tag for this request (``response_format`` for vLLM and SGLang).
+
+        Envelopes are spelled exactly as the template renders them; raises ``ExportError`` for
+        formats whose arguments are not a JSON object or whose calls cannot be cut out exactly.
+        """
+        from .grammar.structural_tag import structural_tag
+        from .probes.envelopes import call_envelopes
+        from .probes.prober import Prober
+
+        tp = self.plan.tools
+        if tp is None or not tp.allowed:
+            raise ExportError("no tool calls apply to this request (no tools, or tool_choice 'none')",
+                              template=self.template.name)
+        t = tp.format
+        env = call_envelopes(Prober(self.template.renderer, dict(self.plan.options.chat_template_kwargs)),
+                             tp.allowed, t.section_start, t.section_end)
+        if isinstance(env, str):
+            raise ExportError(env, template=self.template.name, target="structural tag")
+        return structural_tag(self.plan, env, reasoning)
 
     # --- peg (autoparser.grammar.peg) ---
     @cached_property

@@ -1,0 +1,81 @@
+"""xgrammar structural tags: the call envelope and arguments of a request, for vLLM and SGLang.
+
+``structural_tag(plan, envelopes)`` writes the ``{"type": "structural_tag", "format": ...}``
+response format that xgrammar compiles (vLLM and SGLang accept it as ``response_format``; a
+vLLM tool parser can set it in ``adjust_request``). The format follows the request plan, as
+the GBNF does: a reasoning block first (required when the prompt left it open, optional when
+the model may open it, absent when switched off), then the calls, triggered by their opener:
+``at_least_one`` for ``tool_choice`` required or a named function (only that function's tag),
+``stop_after_first`` when ``parallel_tool_calls`` is off. Each call is a ``tag`` whose
+``begin`` and ``end`` are spelled exactly as the template renders them
+(:mod:`autoparser.probes.envelopes`: structural tags match literally) and whose content is
+the tool's JSON schema. Formats whose arguments are not a JSON object raise ``ExportError``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Literal
+
+from ..errors import ExportError
+from ..plan import RequestPlan
+from ..probes.envelopes import Envelopes
+
+ReasoningMode = Literal["auto", "enabled", "disabled"]
+
+
+def structural_tag(plan: RequestPlan, envelopes: Envelopes, reasoning: ReasoningMode = "auto") -> dict[str, Any]:
+    """The request's structural tag (xgrammar ``format`` shape)."""
+    tp = plan.tools
+    if tp is None or not tp.allowed:
+        raise ExportError("no tool calls apply to this request (no tools, or tool_choice 'none')",
+                          template=plan.template)
+    if tp.format.args not in ("json",) or (tp.format.json is not None and tp.format.json.args_as_string):
+        raise ExportError(f"arguments are written as {tp.format.args!r}, not as a JSON object",
+                          template=plan.template)
+    tags = []
+    for name in tp.allowed:
+        env = envelopes.calls.get(name)
+        if env is None:
+            raise ExportError(f"no envelope for tool {name!r}", template=plan.template)
+        schema = dict(tp.schema(name)) or {"type": "object"}
+        tags.append({"type": "tag", "begin": env.begin, "content": {"type": "json_schema", "json_schema": schema},
+                     "end": env.end})
+    single = not tp.parallel or envelopes.separator is None
+    if envelopes.section_begin:
+        inner = {"type": "tags_with_separator", "tags": tags, "separator": envelopes.separator or "",
+                 "at_least_one": True, "stop_after_first": single}
+        section = {"type": "tag", "begin": envelopes.section_begin, "content": inner, "end": envelopes.section_end}
+        calls = {"type": "triggered_tags", "triggers": [envelopes.section_begin], "tags": [section],
+                 "at_least_one": tp.forced, "stop_after_first": True}
+    else:
+        trigger = _trigger([t["begin"] for t in tags], tp.opener.exact)
+        calls = {"type": "triggered_tags", "triggers": [trigger], "tags": tags,
+                 "at_least_one": tp.forced, "stop_after_first": single}
+    elements = [e for e in (_reasoning(plan, reasoning), calls) if e is not None]
+    fmt = elements[0] if len(elements) == 1 else {"type": "sequence", "elements": elements}
+    return {"type": "structural_tag", "format": fmt}
+
+
+def _trigger(begins: list[str], exact: str) -> str:
+    """The opener every call begins with: the calls' marker, else the begins' common prefix."""
+    if exact and all(b.startswith(exact) for b in begins):
+        return exact
+    prefix = os.path.commonprefix(begins)
+    if not prefix:
+        raise ExportError("the calls share no opening text to trigger on")
+    return prefix
+
+
+def _reasoning(plan: RequestPlan, mode: ReasoningMode) -> dict[str, Any] | None:
+    r = plan.reasoning
+    if mode == "disabled" or r.off or not r.end.strip() or (not r.start.strip() and not r.open_at_start):
+        return None
+    block = {"type": "tag", "begin": "" if r.open_at_start else r.start, "content": {"type": "any_text"},
+             "end": r.end}
+    if r.open_at_start or mode == "enabled":
+        return block
+    return {"type": "optional", "content": block}
+
+
+__all__ = ["structural_tag"]

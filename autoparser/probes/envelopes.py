@@ -1,0 +1,92 @@
+"""The exact text a template writes around tool calls, for whitespace-exact constraints.
+
+Structural tags (xgrammar, vLLM, SGLang) match envelopes literally, so they must be spelled
+exactly as the template renders them, not as the analysis' whitespace-tolerant markers.
+:func:`call_envelopes` renders an assistant turn with one call, then with two, every call
+with empty arguments (``{}``), and cuts the text around each name and its arguments.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..diff.split import shared_prefix, shared_suffix
+from . import needles as N
+from .prober import Prober
+
+ARGS = "{}"
+
+
+@dataclass(frozen=True)
+class CallEnvelope:
+    """The text before a call's arguments (its name included) and after them."""
+
+    begin: str
+    end: str
+
+
+@dataclass(frozen=True)
+class Envelopes:
+    """Per tool name its envelope; the section around all calls and the separator between two."""
+
+    calls: dict[str, CallEnvelope]
+    section_begin: str = ""
+    section_end: str = ""
+    separator: str | None = ""       # None: the template renders one call per turn
+
+
+def _turn_calls(prober: Prober, names: list[str], tools: list[dict[str, Any]]) -> str | None:
+    """The text the calls add to an empty assistant turn."""
+    empty = prober.full({"role": "assistant", "content": ""}, tools)
+    calls = [{"id": f"call{i:05d}", "type": "function", "function": {"name": n, "arguments": {}}}
+             for i, n in enumerate(names)]
+    full = prober.full({"role": "assistant", "content": "", "tool_calls": calls}, tools)
+    if empty is None or full is None:
+        return None
+    head = shared_prefix(empty, full)
+    tail = min(shared_suffix(empty, full), len(empty) - head)
+    return full[head:len(full) - tail]
+
+
+def call_envelopes(prober: Prober, names: tuple[str, ...], section_start: str, section_end: str
+                   ) -> Envelopes | str:
+    """The envelopes of ``names``, or why they cannot be cut out exactly."""
+    tools = [{"type": "function", "function": {"name": n, "description": N.USER,
+                                               "parameters": {"type": "object", "properties": {}}}}
+             for n in names]
+    out: dict[str, CallEnvelope] = {}
+    section_begin = section_close = ""
+    for name in names:
+        block = _turn_calls(prober, [name], tools)
+        if block is None or block.count(name) != 1:
+            return f"the template does not render a call of {name!r} with its name once"
+        at = block.index(name)
+        args = block.find(ARGS, at + len(name))
+        if args < 0 or block.count(ARGS) != 1:
+            return "arguments are not rendered as a JSON object"
+        begin, end = block[:args], block[args + len(ARGS):]
+        if section_start.strip() and section_end.strip():
+            s_at, e_at = begin.find(section_start.strip()), end.rfind(section_end.strip())
+            if s_at < 0 or e_at < 0:
+                return "the call section's markers are not rendered around the call"
+            s_end = s_at + len(section_start.strip())
+            while s_end < len(begin) and begin[s_end] in " \t\r\n" and section_start[-1:] in " \t\r\n":
+                s_end += 1
+            section_begin, begin = begin[:s_end], begin[s_end:]
+            section_close, end = end[e_at:], end[:e_at]
+        out[name] = CallEnvelope(begin, end)
+    separator: str | None = ""
+    if len(names) > 1:
+        first, second = names[0], names[1]
+        both = _turn_calls(prober, [first, second], tools)
+        one, two = out[first], out[second]
+        expected_head = section_begin + one.begin + ARGS + one.end
+        if both is None:
+            separator = None          # the template renders one call per turn
+        elif not both.startswith(expected_head) or not both.endswith(two.begin + ARGS + two.end + section_close):
+            return "the call envelope holds a per-call id or index (two calls are not two copies of one)"
+        else:
+            rest = both[len(expected_head):]
+            separator = rest[:len(rest) - len(two.begin + ARGS + two.end + section_close)]
+    return Envelopes(out, section_begin, section_close, separator)

@@ -1,0 +1,98 @@
+"""``Request.structural_tag()``: xgrammar structural tags spelled exactly as the template renders.
+
+The envelopes are cut from the template's own renderings, so every rendered tool-call turn
+of a template that exports must contain each call's ``begin`` and ``end`` verbatim.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any
+
+import pytest
+import turns
+
+from autoparser import ChatTemplate
+from autoparser.errors import ExportError
+
+TOOL_CASES = [c for p in turns.fixture_templates() for c in turns.build_cases(p) if c.expected.get("tool_calls")]
+CORPUS_TOOL_CASES = [c for p in turns.corpus_sample() for c in turns.build_cases(p, corpus=True)
+                     if c.expected.get("tool_calls")]
+
+
+@functools.cache
+def template(path: Any) -> ChatTemplate:
+    return ChatTemplate.from_file(path, bos_token=turns.BOS, eos_token=turns.EOS)
+
+
+def _tag(case: turns.Case, **kw: Any) -> dict[str, Any] | None:
+    req = template(case.path).apply(case.history, tools=case.tools, chat_template_kwargs=case.kwargs or None, **kw)
+    try:
+        return req.structural_tag()
+    except ExportError:
+        return None
+
+
+def _call_tags(fmt: dict[str, Any]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    if fmt.get("type") == "tag" and fmt.get("content", {}).get("type") == "json_schema":
+        out.append(fmt)
+    for key in ("format", "content", "elements", "tags"):
+        value = fmt.get(key)
+        for item in value if isinstance(value, list) else [value] if isinstance(value, dict) else []:
+            out += _call_tags(item)
+    return out
+
+
+def test_hermes_tag_shape() -> None:
+    case = next(c for c in TOOL_CASES if c.path.stem == "hermes_json" and c.scenario == "tool")
+    tag = _tag(case)
+    assert tag is not None and tag["type"] == "structural_tag"
+    fmt = tag["format"]
+    assert fmt["type"] == "triggered_tags" and fmt["triggers"] == ["<tool_call>"]
+    assert fmt["at_least_one"] is False and fmt["stop_after_first"] is False
+    begins = {t["begin"] for t in fmt["tags"]}
+    assert '<tool_call>\n{"name": "get_weather", "arguments": ' in begins
+    assert {t["end"] for t in fmt["tags"]} == {"}\n</tool_call>"}
+
+
+def test_tool_choice_shapes_the_tag() -> None:
+    case = next(c for c in TOOL_CASES if c.path.stem == "hermes_json" and c.scenario == "tool")
+    named = _tag(case, tool_choice={"type": "function", "function": {"name": "get_weather"}})
+    assert named is not None and named["format"]["at_least_one"] is True
+    assert [t["begin"] for t in named["format"]["tags"]] == ['<tool_call>\n{"name": "get_weather", "arguments": ']
+    single = _tag(case, tool_choice="required", parallel_tool_calls=False)
+    assert single is not None and single["format"]["stop_after_first"] is True
+    req = template(case.path).apply(case.history, tools=case.tools, tool_choice="none")
+    with pytest.raises(ExportError, match="no tool calls"):
+        req.structural_tag()
+
+
+def test_prompt_opened_reasoning_is_a_required_block() -> None:
+    case = next(c for c in TOOL_CASES if c.path.stem == "forced_open_think")
+    tag = _tag(case)
+    assert tag is not None
+    first = tag["format"]["elements"][0]
+    assert first["type"] == "tag" and first["begin"] == "" and first["end"].strip() == "</think>"
+
+
+def test_tagged_arguments_are_not_exported() -> None:
+    case = next(c for c in TOOL_CASES if c.path.stem == "xml_params")
+    req = template(case.path).apply(case.history, tools=case.tools)
+    with pytest.raises(ExportError, match="JSON object"):
+        req.structural_tag()
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in TOOL_CASES]
+                         + [pytest.param(c, id=c.id, marks=pytest.mark.corpus) for c in CORPUS_TOOL_CASES])
+def test_envelopes_are_spelled_as_rendered(case: turns.Case) -> None:
+    tag = _tag(case)
+    if tag is None:
+        pytest.skip("this format does not export")
+    tags = {t["begin"]: t for t in _call_tags(tag["format"])}
+    for call in case.expected["tool_calls"]:
+        name = call["function"]["name"]
+        found = [t for b, t in tags.items() if json.dumps(name) in b or name in b]
+        assert found, (name, list(tags))
+        assert found[0]["begin"] in case.text and found[0]["end"] in case.text, (found[0], case.text)
