@@ -14,7 +14,6 @@ the tool's JSON schema. Formats whose arguments are not a JSON object raise ``Ex
 
 from __future__ import annotations
 
-import os
 from typing import Any, Literal
 
 from ..errors import ExportError
@@ -33,12 +32,14 @@ def structural_tag(plan: RequestPlan, envelopes: Envelopes, reasoning: Reasoning
     if tp.format.args not in ("json",) or (tp.format.json is not None and tp.format.json.args_as_string):
         raise ExportError(f"arguments are written as {tp.format.args!r}, not as a JSON object",
                           template=plan.template)
-    tags = []
+    tags: list[dict[str, Any]] = []
+    begins: list[str] = []
     for name in tp.allowed:
         env = envelopes.calls.get(name)
         if env is None:
             raise ExportError(f"no envelope for tool {name!r}", template=plan.template)
         schema = dict(tp.schema(name)) or {"type": "object"}
+        begins.append(env.begin)
         tags.append({"type": "tag", "begin": env.begin, "content": {"type": "json_schema", "json_schema": schema},
                      "end": env.end})
     single = not tp.parallel or envelopes.separator is None
@@ -49,7 +50,7 @@ def structural_tag(plan: RequestPlan, envelopes: Envelopes, reasoning: Reasoning
         calls = {"type": "triggered_tags", "triggers": [envelopes.section_begin], "tags": [section],
                  "at_least_one": tp.forced, "stop_after_first": True}
     else:
-        trigger = _trigger([t["begin"] for t in tags], tp.opener.exact)
+        trigger = _trigger(begins, tp.opener.exact)
         calls = {"type": "triggered_tags", "triggers": [trigger], "tags": tags,
                  "at_least_one": tp.forced, "stop_after_first": single}
     elements = [e for e in (_reasoning(plan, reasoning), calls) if e is not None]
@@ -61,7 +62,10 @@ def _trigger(begins: list[str], exact: str) -> str:
     """The opener every call begins with: the calls' marker, else the begins' common prefix."""
     if exact and all(b.startswith(exact) for b in begins):
         return exact
-    prefix = os.path.commonprefix(begins)
+    prefix = begins[0]
+    for b in begins[1:]:
+        while not b.startswith(prefix):
+            prefix = prefix[:-1]
     if not prefix:
         raise ExportError("the calls share no opening text to trigger on")
     return prefix
