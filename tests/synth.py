@@ -161,8 +161,6 @@ def known_gap(c: Combo) -> str | None:
         return "reasoning that ends with the opener of the next section (<|answer|>), not with a closer"
     if c.args == "yaml":
         return "arguments as `key: value` lines"
-    if c.args == "string" and not c.name.startswith("json"):
-        return "arguments as a JSON string outside a JSON call object"
     return None
 
 

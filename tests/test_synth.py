@@ -38,3 +38,21 @@ def test_synthesized_template_round_trips(combo: synth.Combo) -> None:
         if sc.name in ("tool", "parallel"):
             req = tmpl.apply(HISTORIES[1], tools=PROBE_TOOLS, tool_choice="required", chat_template_kwargs=sc.kwargs)
             assert req.gbnf is not None and gbnf_check.accepts(req.gbnf, sc.text), (combo.id, sc.name, sc.text)
+
+
+def test_json_string_arguments_in_a_tagged_call_whole_streamed_and_truncated() -> None:
+    """Arguments double-encoded as in the OpenAI wire format (``<function=f>"{\\"k\\": ...}"``)."""
+    tmpl = ChatTemplate.from_string(synth.render(synth.Combo("chatml", "xml", "tag", "string", "each", "none")))
+    assert tmpl.analysis.tools.args == "json" and tmpl.analysis.tools.args_as_string
+    req = tmpl.apply(HISTORIES[1], tools=PROBE_TOOLS)
+    whole = '<tool_call>\n<function=get_weather>"{\\"city\\": \\"Paris\\"}"</function>\n</tool_call>'
+    cut = '<tool_call>\n<function=get_weather>"{\\"city\\": \\"Par'
+    for text, args in ((whole, '{"city": "Paris"}'), (cut, '{"city": "Par"}')):
+        msg = req.parse(text)
+        assert [c.arguments for c in msg.tool_calls] == [args] and not msg.content
+        stream = req.stream()
+        for ch in text:
+            stream.feed(ch)
+        stream.finish()
+        assert stream.message.to_dict() == msg.to_dict()
+    assert req.parse_strict(whole).tool_calls[0].arguments == '{"city": "Paris"}'

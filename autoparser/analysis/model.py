@@ -114,6 +114,7 @@ class ToolFormat:
     name_in_id: str = ""
     id_from_header: bool = False     # the template writes the id as text around the name ("functions.NAME:0")             # regex with a `name` group when the id carries the name (Kimi-K2)
     python_literals: bool = False    # arguments use Python literals ('x', True, None)
+    args_as_string: bool = False     # style "tagged": the JSON arguments are written inside a JSON string
 
 
 @dataclass(frozen=True)

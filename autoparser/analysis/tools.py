@@ -451,6 +451,15 @@ def _tagged_style(turns: CallTurns, name_at: int, base: int, eot_text: str, note
             fmt.update(id_position="after_args", id_prefix=after_args[:j], id_suffix=after_args[j + 1:],
                        call_close="")
         return ToolFormat(**fmt)
+    quote = body.find('"')
+    while 0 <= quote < arg_at:
+        # the arguments as a JSON string holding their JSON (the OpenAI wire format, double-encoded)
+        got = scan_json(body, quote)
+        if got is not None and isinstance(got[1], str) and _json_object_with(got[1], N.ARG1):
+            fmt.update(args="json", args_as_string=True, call_close=body[got[0]:])
+            fmt.update(_split_id(body[:quote], fmt))
+            return ToolFormat(**fmt)
+        quote = body.find('"', quote + 1)
     literal = _literal_args(body)
     if literal is not None:
         syntax, a0, a1 = literal
@@ -465,6 +474,15 @@ def _tagged_style(turns: CallTurns, name_at: int, base: int, eot_text: str, note
     fmt.update(args="tagged", tagged=tagged, call_close=close)
     fmt.update(_split_id(name_suffix, fmt))
     return ToolFormat(**fmt)
+
+
+def _json_object_with(text: str, key: str) -> bool:
+    """``text`` is a JSON object with member ``key``."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(value, dict) and key in value
 
 
 def _literal_args(body: str) -> tuple[LiteralArgs, int, int] | None:

@@ -402,7 +402,7 @@ def _args(b: _Rules, t: ToolFormat) -> str:
     if t.args == "literal" and t.literal is not None:
         _literal_rules(b, t.literal)
         return "ws args_literal"
-    b.add("args_json", "json_object / json_array")
+    b.add("args_json", "json_object / json_array" + (" / json_string" if t.args_as_string else ""))
     return "ws args_json"
 
 

@@ -551,6 +551,8 @@ class _Grammar:
             rule = literal_args_rule(self.b, schema, f"{name}-args", open_=lit.open, close=lit.close,
                                      sep=lit.kv_sep, quotes=tuple(lit.quotes), bare_strings=lit.bare_strings)
             return _join(self.ws, rule)
+        if t.args_as_string:     # a JSON string holding the arguments (the schema is not applied inside it)
+            return _join(self.ws, f"( {json_rule(self.b, 'string')} | {self.args_value(tool)} )")
         return _join(self.ws, self.args_value(tool))
 
     def key_tags(self, tool: str, schema: dict[str, Any]) -> str:

@@ -29,7 +29,7 @@ def structural_tag(plan: RequestPlan, envelopes: Envelopes, reasoning: Reasoning
     if tp is None or not tp.allowed:
         raise ExportError("no tool calls apply to this request (no tools, or tool_choice 'none')",
                           template=plan.template)
-    if tp.format.args not in ("json",) or (tp.format.json is not None and tp.format.json.args_as_string):
+    if tp.format.args != "json" or tp.format.args_as_string or (tp.format.json and tp.format.json.args_as_string):
         raise ExportError(f"arguments are written as {tp.format.args!r}, not as a JSON object",
                           template=plan.template)
     tags: list[dict[str, Any]] = []

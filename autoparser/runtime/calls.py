@@ -293,6 +293,14 @@ def _closing_within(sc: JsonScanner, depth: int) -> str:
     return (sc._quote if sc.commit_in_string else "") + "".join(reversed(inner))
 
 
+def _closed_json(text: str) -> str:
+    """A JSON text that broke off, closed after its last complete value ("{}" when none)."""
+    sc = JsonScanner(track_depth=0)
+    if sc.feed(text) is not None:
+        return text
+    return (text[:sc.commit] + sc.closing()) if not sc.failed and sc.commit else "{}"
+
+
 def _args_text(raw: str, python: bool) -> str:
     """Arguments given as a JSON string, or as Python literals, turned into a JSON object text."""
     text = python_to_json(raw) if python else raw
@@ -503,6 +511,13 @@ class TaggedCallReader(CallReader):
             return "next", i
         if i == len(buf):
             return "more", pos
+        if buf[i] == '"' and self.fmt.args_as_string:
+            # the arguments as a JSON string holding their JSON: read whole, then decoded
+            self.scanner = JsonScanner(track_depth=0)
+            self.args_start = i
+            self.args = _ArgsStream(self.engine, self.index, self._args)
+            self.phase = "json_args"
+            return "next", i
         if buf[i] not in "{[":
             # no arguments object: an empty call, then its close
             self._args("{}")
@@ -524,12 +539,13 @@ class TaggedCallReader(CallReader):
             self.engine.warn("tool call broke off; its arguments were closed and the rest kept as content")
             return "done", self.args_start + sc.commit
         python = sc.python
+        whole = python or sc.text[:1] == '"'    # converted once complete
         if end is None:
-            if not python:
+            if not whole:
                 self.args.push(sc, 0, None)
             return "more", len(buf)
-        if python:
-            self._args(_args_text(sc.text[:end], True))
+        if whole:
+            self._args(_args_text(sc.text[:end], python))
         else:
             self.args.push(sc, 0, end)
         self.scanner = None
@@ -769,6 +785,9 @@ class TaggedCallReader(CallReader):
             if self.scanner.python:
                 raw = self.scanner.text[:self.scanner.commit] + self.scanner.closing()
                 self._args(_args_text(raw, True) if raw.strip() else "{}")
+            elif self.scanner.text[:1] == '"':
+                raw = self.scanner.text[:self.scanner.commit] + self.scanner.closing()
+                self._args(_closed_json(json.loads(raw, strict=False)))
             else:
                 self.args.push(self.scanner, 0, None)
                 self._args(self.scanner.closing())
