@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from jinja2 import nodes
+from jinja2 import Environment, nodes
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.optimizer import Optimizer
 
@@ -70,7 +70,7 @@ class _FoldOnce(Optimizer):
     second fold under the same context gives the same result: return it.
     """
 
-    def __init__(self, environment: Any) -> None:
+    def __init__(self, environment: Environment | None) -> None:
         super().__init__(environment)
         self._done: dict[int, tuple[nodes.Node, Any, Any, Any]] = {}
 
