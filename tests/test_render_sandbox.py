@@ -20,7 +20,7 @@ MESSAGES = [{"role": "user", "content": "Hi."}]
 
 def test_code_generator_overrides_only_wrapping_visitors() -> None:
     own = {name for name in vars(LimitedCodeGenerator) if name.startswith("visit_")}
-    assert own <= {"visit_Template", "visit_List", "visit_Dict", "visit_Tuple", "visit_Getitem"}
+    assert own <= {"visit_Template", "visit_Filter", "visit_List", "visit_Dict", "visit_Tuple", "visit_Getitem"}
     assert own <= {name for name in vars(CodeGenerator) if name.startswith("visit_")}
 
 
@@ -63,9 +63,12 @@ def test_internal_filters_cannot_be_named_by_a_template(name: str) -> None:
     "{% for m in messages %}{{ loop.index ~ m.role }}{% endfor %}",
     "{% autoescape true %}{{ '<b>' ~ x ~ ('<i>' | safe) }}{% endautoescape %}",
     "{{ ('<b>' | safe) ~ '<i>' }}",
+    "{% autoescape true %}{{ ('<b>' | safe) ~ 'x' }}{% set y = ('<b>' | safe) ~ x %}{{ y }}{% endautoescape %}",
+    "{% autoescape flag %}{{ ('<b>' | safe) ~ x }}{% endautoescape %}{{ ('<b>' | safe) ~ x }}",
+    "{% autoescape false %}{{ ('<b>' | safe) ~ x }}{% endautoescape %}",
 ])
 def test_concat_renders_as_jinja(source: str) -> None:
     plain = jinja2.sandbox.ImmutableSandboxedEnvironment().from_string(source)
     ours = make_environment().from_string(source)
-    context = {"messages": MESSAGES, "x": "<x>"}
+    context = {"messages": MESSAGES, "x": "<x>", "flag": True}
     assert ours.render(context) == plain.render(context)

@@ -10,7 +10,8 @@ internal filters (their names are not identifiers, so no template can spell them
   :func:`~autoparser.render.runtime.limited_join`, which refuses a result past
   the size limit before joining. Constant operands still fold at compile time.
 
-:class:`LimitedCodeGenerator` runs that rewrite and, around jinja's own code
+:class:`LimitedCodeGenerator` runs that rewrite, tells each ``JOIN`` how its frame
+joins (as jinja's ``visit_Concat`` decides) and, around jinja's own code
 (``super()``), wraps list/tuple/dict literals in ``environment.limited_literal``,
 slices in ``environment.limited_slice``, and makes block buffers
 ``environment.new_buffer()``. The hooks live in :mod:`~autoparser.render.runtime`.
@@ -24,6 +25,8 @@ from typing import Any
 from jinja2 import Environment, nodes
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.optimizer import Optimizer
+
+from .runtime import COMPILING
 
 LOOP_ITER = "autoparser:loop_iter"
 JOIN = "autoparser:join"
@@ -96,6 +99,20 @@ class LimitedCodeGenerator(CodeGenerator):
     def visit_Template(self, node: nodes.Template, frame: Frame | None = None) -> None:
         limit_tree(node)
         super().visit_Template(node, frame)
+
+    def enter_frame(self, frame: Frame) -> None:
+        # every frame of a compile shares one evaluation context, entered first with the root frame:
+        # mark it, so a `~` folded at compile time joins as `Concat.as_const` does
+        setattr(frame.eval_ctx, COMPILING, True)
+        super().enter_frame(frame)
+
+    def visit_Filter(self, node: nodes.Filter, frame: Frame) -> None:
+        if node.name == JOIN:
+            # jinja's Concat joins with markup_join when the compiling frame autoescapes; in a volatile
+            # frame it tests `context.eval_ctx.volatile`, which is never true at render time
+            markup = not frame.eval_ctx.volatile and bool(frame.eval_ctx.autoescape)
+            node.kwargs = [nodes.Keyword("markup", nodes.Const(markup), lineno=node.lineno)]  # type: ignore[list-item] # jinja annotates Pair; its parser makes Keyword
+        super().visit_Filter(node, frame)
 
     def buffer(self, frame: Frame) -> None:
         super().buffer(frame)

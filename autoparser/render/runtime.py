@@ -95,14 +95,17 @@ def loop_iter(context: Context, iterable: Any) -> Any:
     return TimedIterable(iterable, state)
 
 
+COMPILING = "autoparser_compiling"
+"""An attribute :class:`~autoparser.render.compiler.LimitedCodeGenerator` sets on its evaluation context."""
+
+
 @pass_eval_context
-def limited_join(eval_ctx: EvalContext, *seq: Any) -> str:
+def limited_join(eval_ctx: EvalContext, *seq: Any, markup: bool = False) -> str:
     """``a ~ b ~ c``: refuses before allocating a result past the size limit.
 
-    Joins as jinja does, escaping (``markup_join``) under autoescape. jinja decides
-    that from the compiling frame, this from the evaluation context; they differ
-    only for a macro or a dynamic ``{% autoescape %}`` block with ``Markup`` operands,
-    which chat templates (rendered without autoescape, as transformers does) lack.
+    Joins as jinja's ``Concat`` does: with ``markup_join`` when ``markup`` (the
+    compiling frame autoescapes), else with ``str``; folded at compile time, always
+    with ``str``, as ``Concat.as_const`` does.
     """
     state = STATE.get()
     limit = limits_of(state).max_output
@@ -117,7 +120,10 @@ def limited_join(eval_ctx: EvalContext, *seq: Any) -> str:
         else:
             total += weight(x, limit, what="operand of ~")
     refuse_size(total, limit, "~ result")
-    rv = markup_join(seq) if eval_ctx.autoescape else "".join(map(str, seq))
+    if markup and not getattr(eval_ctx, COMPILING, False):
+        rv = markup_join(seq)
+    else:
+        rv = "".join(map(str, seq))
     return cast(str, check_built(rv, state, "~ result"))
 
 
