@@ -177,6 +177,7 @@ HOSTILE: dict[str, Hostile] = {
     "kwargs_print": Hostile(S1M + "{% macro m() %}{{ kwargs }}{% endmacro %}{{ m(a=s, b=s, c=s) }}"),
     "namespace_shared": Hostile(S1M + "{% set ns = namespace() %}{% set ns.a = [s] %}{% set ns.b = [s] %}{% set ns.c = [s] %}"),
     "tilde_container": Hostile(S1M + "{% set l = [s] %}{% set m = [l, l] %}{{ '' ~ [m, m] }}"),
+    "tilde_many_operands": Hostile(S1M + "{{ s" + " ~ s" * 300 + " }}"),  # refused before the join allocates
     "self_referencing_list": Hostile("{% set l = [] %}{% set _ = l.append(l) %}{{ l|tojson }}"),
     "deep_nesting": Hostile(
         "{% set ns = namespace(l=[]) %}{% for i in range(5000) %}{% set ns.l = [ns.l] %}{% endfor %}{{ ns.l }}"),

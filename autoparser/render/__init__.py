@@ -1,6 +1,7 @@
 """Rendering: the sandboxed, bounded, transformers-compatible Jinja environment."""
 
-from .environment import RenderLimits, make_environment
+from .limits import RenderLimits
 from .renderer import Renderer, plain_data
+from .sandbox import make_environment
 
 __all__ = ["RenderLimits", "Renderer", "make_environment", "plain_data"]

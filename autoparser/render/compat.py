@@ -31,7 +31,7 @@ def try_render_compat(renderer: Renderer, messages: list[dict[str, Any]], **kw: 
         return None
 
 
-class _Omit(list):
+class _Omit(list[Any]):
     """Marker value: leave ``tools`` undefined in the render context."""
 
     omit = True

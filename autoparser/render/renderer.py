@@ -12,11 +12,14 @@ from types import TracebackType
 from typing import Any
 
 import jinja2
-from jinja2.sandbox import SecurityError
+from jinja2.exceptions import SecurityError
 from jinja2.utils import internal_code
 
 from ..errors import TemplateError, TemplateLimitError, TemplateSecurityError
-from .environment import RenderLimits, input_weights, make_environment, render_limited
+from .limits import RenderLimits
+from .runtime import render_limited
+from .sandbox import make_environment
+from .weight import input_weights
 
 REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 _TEMPLATE_FILENAME = "<template>"  # jinja names the frames of templates compiled from strings so
