@@ -104,8 +104,16 @@ def _call(c: Combo) -> str:
     return "{{- " + head + " -}}" + body + "{{- " + tail + " -}}"
 
 
-def render(c: Combo) -> str:
-    """The template source of one combination."""
+def render(c: Combo, pretty: bool = False) -> str:
+    """The template source of one combination (``pretty``: one tag per line, same output)."""
+    source = _render(c)
+    if not pretty:
+        return source
+    # every tag trims the whitespace around it, so a newline between two tags renders nothing
+    return source.replace("-%}{", "-%}\n{").replace("-}}{", "-}}\n{").replace("-#}", "-#}") + "\n"
+
+
+def _render(c: Combo) -> str:
     turn_open, turn_close = ROLES[c.roles]
     call_open, call_close = MARKERS[c.markers]
 

@@ -23,6 +23,10 @@ NO_TOOLS = {"chatml_plain", "gemma_plain"}
 NO_REASONING = {"chatml_plain", "gemma_plain", "hermes_json", "xml_params", "mistral_array", "llama3_json",
                 "granite_list", "pythonic_bare"}
 SINGLE_CALL = {"llama3_json"}   # refuses more than one call per message
+# synthesized fixtures (tools/write_synth_fixtures.py) name their axes in their header; "-none" ends
+# the axes of those that render no reasoning
+NO_REASONING |= {p.stem for p in turns.fixture_templates()
+                 if p.stem.startswith("synth_") and "-none -#}" in p.read_text(encoding="utf-8").split("\n", 3)[2]}
 ROUND_TRIP = ("content", "reasoning", "tool", "parallel")
 # (fixture, scenario) -> why the round trip does not parse back yet (strict xfail)
 KNOWN: dict[tuple[str, str], str] = {}

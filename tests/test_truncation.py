@@ -87,7 +87,7 @@ class Span:
     value: Any
     start: int
     end: int
-    form: str            # raw | json | jsonascii | pyq | value
+    form: str            # raw | json | jsonascii | pyq | json2 (JSON inside a JSON string) | value
 
     def decode(self, raw: str) -> str:
         """The text of a string value as far as ``raw`` (its rendering, cut short) goes."""
@@ -101,6 +101,12 @@ class Span:
                 return raw
         if self.form == "pyq":
             return re.sub(r"\\(.)", r"\1", raw)
+        if self.form == "json2":     # decoded twice; an escape cut in half on either level is dropped
+            try:
+                once = json.loads('"' + raw + '"')
+            except ValueError:
+                return raw
+            return Span.decode(Span(self.kind, self.call, self.key, self.value, 0, 0, "json"), once)
         return raw
 
 
@@ -113,8 +119,10 @@ def _drop_open_escape(raw: str) -> str:
 
 
 def _string_forms(value: str) -> list[tuple[str, str]]:
+    twice = json.dumps(json.dumps(value, ensure_ascii=False), ensure_ascii=False)[3:-3]   # arguments in a string
     return [("raw", value), ("json", json.dumps(value, ensure_ascii=False)[1:-1]),
-            ("jsonascii", json.dumps(value)[1:-1]), ("pyq", value.replace("\\", "\\\\").replace("'", "\\'"))]
+            ("jsonascii", json.dumps(value)[1:-1]), ("pyq", value.replace("\\", "\\\\").replace("'", "\\'")),
+            ("json2", twice)]
 
 
 def locate(case: turns.Case) -> list[Span]:

@@ -309,11 +309,14 @@ def _args_text(raw: str, python: bool) -> str:
     except ValueError:
         return json.dumps({"_raw": raw}, ensure_ascii=False)
     if isinstance(value, str):
+        if not value.strip():
+            return "{}"     # an empty string, or a string that broke off before its first character
         try:
             inner = json.loads(value, strict=False)
             return json.dumps(inner, ensure_ascii=False) if isinstance(inner, (dict, list)) else value
         except ValueError:
-            return value
+            # JSON that broke off inside its string (a truncated output): closed after its last value
+            return _closed_json(value) if value.lstrip()[:1] in ("{", "[") else value
     return json.dumps(value, ensure_ascii=False)
 
 
