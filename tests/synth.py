@@ -162,6 +162,49 @@ def _render(c: Combo) -> str:
     )
 
 
+# ---------------------------------------------------------------- what the analysis must find
+def combo_of_fixture(source: str) -> Combo | None:
+    """The axes a synthesized fixture names in its header (``Axes: chatml-xml-...``), or None."""
+    for line in source.splitlines()[:4]:
+        if "Axes: " in line:
+            return Combo(*line.split("Axes: ", 1)[1].split(" ", 1)[0].split("-"))
+    return None
+
+
+def expected_end_of_turn(c: Combo) -> tuple[str, ...]:
+    return (ROLES[c.roles][1].strip(),)
+
+
+def expected_header(c: Combo) -> str:
+    return ROLES[c.roles][0].replace("{role}", "assistant").strip()
+
+
+def expected_reasoning(c: Combo) -> tuple[str, str, str, bool]:
+    """(mode, start, end, prefilled), markers stripped."""
+    if c.reasoning in ("think", "prompt_think"):
+        return "tagged", "<think>", "</think>", c.reasoning == "prompt_think"
+    return "none", "", "", False
+
+
+def expected_tools(c: Combo) -> dict[str, object]:
+    """Fields of the tool format the axes decide (dotted paths into ``ToolFormat``)."""
+    out: dict[str, object] = {"style": "json" if c.name.startswith("json") else "tagged"}
+    if c.name.startswith("json"):
+        out["json.name_path"] = ("name",) if c.name == "json_name" else ("function",)
+        out["json.args_as_string"] = c.args == "string"
+    else:
+        out["args"] = "tagged" if c.args == "params" else "json"
+        out["args_as_string"] = c.args == "string"
+    return out
+
+
+def misread(c: Combo) -> str | None:
+    """What the analysis gets wrong about a combination that still round-trips."""
+    if c.roles == "bracket":
+        return "'[|end|]' and '[|assistant|]' are not MARKERs (diff/split.py): no end of turn, no header"
+    return None
+
+
 # ---------------------------------------------------------------- what the analysis does not read yet
 def known_gap(c: Combo) -> str | None:
     """Why the analysis cannot read this combination yet (issue 13), or None when it must."""

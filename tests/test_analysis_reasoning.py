@@ -8,6 +8,7 @@ inner whitespace collapsed), since the runtime treats whitespace around markers 
 from __future__ import annotations
 
 import pytest
+import synth
 import turns
 
 SHARED = turns.shared_dir()
@@ -40,6 +41,17 @@ NO_REASONING = ("chatml_plain", "hermes_json", "xml_params", "mistral_array", "l
                 "gemma_plain", "pythonic_bare")
 # fixture -> the kwargs that switch thinking off (README: "Toggle: enable_thinking=false ...")
 TOGGLES = {"qwen3_think_json": {"enable_thinking": False}, "arg_key_value": {"enable_thinking": False}}
+
+
+# synthesized fixtures: what their axes decide (tests/synth.py)
+for _path in turns.fixture_templates():
+    _combo = synth.combo_of_fixture(_path.read_text(encoding="utf-8"))
+    if _combo is not None:
+        _mode, _start, _end, _pre = synth.expected_reasoning(_combo)
+        if _mode == "none":
+            NO_REASONING = (*NO_REASONING, _path.stem)
+        else:
+            REASONING[_path.stem] = (_mode, _start, _end, _pre)
 
 
 def test_every_fixture_has_an_expectation() -> None:

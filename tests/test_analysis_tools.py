@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import synth
 import turns
 
 from autoparser import ChatTemplate
@@ -110,6 +111,15 @@ NO_TOOLS = ("chatml_plain", "gemma_plain")
 WITH_IDS = ("call_id_tagged", "mistral_args", "mistral_array")           # render the given call id
 REFUSE_STRING_ARGS = ("xml_params", "call_id_tagged", "arg_key_value", "minimax_invoke")
 SINGLE_CALL = ("llama3_json",)
+
+
+# synthesized fixtures: what their axes decide (tests/synth.py)
+for _path in turns.fixture_templates():
+    _combo = synth.combo_of_fixture(_path.read_text(encoding="utf-8"))
+    if _combo is not None:
+        FIXTURE_TOOLS[_path.stem] = synth.expected_tools(_combo)
+        if _combo.args in ("params", "yaml"):     # iterate over the arguments: a string cannot be rendered
+            REFUSE_STRING_ARGS = (*REFUSE_STRING_ARGS, _path.stem)
 
 
 def test_every_fixture_has_an_expectation() -> None:
