@@ -147,7 +147,10 @@ def _find_start(full: str, r: int, prompt: str, base: str, gp: str, content_full
 
 def _find_end(between: str, answer_found: bool, content_start: str) -> str:
     if content_start and between.rstrip().endswith(content_start.strip()):
-        return between.rstrip()[: -len(content_start.strip())]
+        head = between.rstrip()[: -len(content_start.strip())]
+        # nothing but the answer's own opener follows the reasoning (``<|thinking|>R<|answer|>A``):
+        # that opener ends the reasoning too
+        return head if head.strip() else between
     if answer_found and len(between.strip()) <= 80:
         return between
     m = first_marker(between)
