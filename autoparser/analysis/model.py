@@ -136,11 +136,13 @@ class Analysis:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (tuples become lists)."""
-        return _plain(dataclasses.asdict(self))
+        out: dict[str, Any] = _plain(dataclasses.asdict(self))
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Analysis:
-        return _build(cls, data)
+        built: Analysis = _build(cls, data)
+        return built
 
     def markers(self) -> tuple[str, ...]:
         """Every non-empty marker the parser recognises, trimmed, in a stable order."""
@@ -170,7 +172,7 @@ def _plain(x: Any) -> Any:
 
 
 def _build(cls: Any, data: Any) -> Any:
-    if not dataclasses.is_dataclass(cls) or not isinstance(data, dict):
+    if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)) or not isinstance(data, dict):
         return data
     kwargs = {}
     hints = {f.name: f for f in fields(cls)}

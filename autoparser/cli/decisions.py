@@ -72,7 +72,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(p)
     p.set_defaults(_run=run)
-    return p
+    parser: argparse.ArgumentParser = p
+    return parser
 
 
 # --------------------------------------------------------------------------- loading

@@ -70,6 +70,7 @@ class TemplateLike(Protocol):
     def renderer(self) -> Renderer: ...
     @property
     def special_tokens(self) -> frozenset[str] | None: ...
+    def __hash__(self) -> int: ...   # decisions are cached per template
 
 __all__ = ["DecisionRow", "ForcedReasoning", "control_looking_parts", "decide", "marker_groups"]
 
@@ -125,7 +126,8 @@ class DecisionRow:
         d = asdict(self)
         for key in ("reasoning_off_kwargs", "reasoning_on_kwargs", "special_by_part"):
             d[key] = dict(getattr(self, key))
-        return json.loads(json.dumps(d, default=str))
+        out: dict[str, Any] = json.loads(json.dumps(d, default=str))
+        return out
 
 
 # --------------------------------------------------------------------------- markers
@@ -291,7 +293,7 @@ def _reseeds(template: TemplateLike, request: RequestPlan | None, markers: Reaso
         probe, user_state = {}, "open"
     else:   # the setting that opens reasoning, if any (DeepSeek V4's thinking=true)
         probe = kw.on_kwargs()
-        user_state = next((kw.state_of(k, v) for k, v in probe.items()), kw.default_state)
+        user_state = next((s for k, v in probe.items() if (s := kw.state_of(k, v)) is not None), kw.default_state)
     if user_state != "open":
         return None
     return _after_tool_state(template, markers, probe) == "open"

@@ -22,7 +22,7 @@ from ..values.literal import LiteralEnd, literal_to_json, read_partial_literal
 from ..values.pyliteral import python_to_json
 
 if TYPE_CHECKING:
-    from ..analysis.model import ToolFormat
+    from ..analysis.model import JsonLayout, ToolFormat
     from .sink import CallSink as Engine
 
 WS = " \t\r\n"
@@ -32,6 +32,13 @@ _NAME = regex.compile(r"[^\s<>\[\]{}\"'|,:=()`]+")
 
 class CallReader:
     origin: int = 0
+    index: int | None = None     # the call's index once announced
+    engine: Engine
+
+    def _mark_truncated(self) -> None:
+        """The call this reader announced was cut short."""
+        assert self.index is not None
+        self.engine.msg.tool_calls[self.index].truncated = True
 
     def can_start(self, buf: str, pos: int) -> bool:
         return True
@@ -77,6 +84,7 @@ class _ArgsStream:
             if self.sink is not None:
                 self.sink(fragment)
             else:
+                assert self.index is not None, "fragments go to an announced call"
                 self.engine.call_args(self.index, fragment)
             self.sent = limit - start
 
@@ -87,7 +95,8 @@ class JsonCallReader(CallReader):
     def __init__(self, engine: Engine, fmt: ToolFormat) -> None:
         self.engine = engine
         self.fmt = fmt
-        self.layout = fmt.json
+        assert fmt.json is not None, "a JSON call reader needs the JSON layout"
+        self.layout: JsonLayout = fmt.json
         self.scanner = JsonScanner(python=fmt.python_literals,
                                    track_depth=max(len(self.layout.name_path), len(self.layout.args_path),
                                                    len(self.layout.id_path), 1))
@@ -154,7 +163,7 @@ class JsonCallReader(CallReader):
                 if sc.text[sc.spans[path][0]] != "{":
                     # {"NAME": {ARGS}}: a key whose value is no object names no call (a flat argument
                     # object written without its name); deterministic cut, whatever the chunking
-                    self.not_a_call = self.start + sc.spans[path][0]
+                    self.not_a_call = (self.start or 0) + sc.spans[path][0]
                     return
                 self.name = str(path[0])
                 self._args_path = path
@@ -192,16 +201,18 @@ class JsonCallReader(CallReader):
             return
         if end is not None:
             self._unread_as_content()
+        args, index = self.args, self.index
+        assert args is not None and index is not None
         start, stop = span[0], (span[1] if span[1] >= 0 else None)
         first = sc.text[start]
         if first in "\"'" or self.fmt.python_literals:
             # a JSON string holding JSON, or Python literals: convert once complete
-            if stop is not None and self.args.sent == 0:
+            if stop is not None and args.sent == 0:
                 raw = sc.text[start:stop]
-                self.engine.call_args(self.index, _args_text(raw, self.fmt.python_literals))
-                self.args.sent = stop - start
+                self.engine.call_args(index, _args_text(raw, self.fmt.python_literals))
+                args.sent = stop - start
             return
-        self.args.push(sc, start, stop)
+        args.push(sc, start, stop)
 
     def _unread(self) -> list[tuple[object, str]]:
         """The call object's complete members that no layout path reads, as (key, raw value) pairs."""
@@ -251,7 +262,7 @@ class JsonCallReader(CallReader):
         if self.index is None or self.args is None:
             return
         sc = self.scanner
-        self.engine.msg.tool_calls[self.index].truncated = True
+        self._mark_truncated()
         span = sc.spans.get(getattr(self, "_args_path", ()))
         if span is None:
             if not self.engine.has_args(self.index):
@@ -271,7 +282,7 @@ class JsonCallReader(CallReader):
         else:
             self.args.push(sc, span[0], None)
             self.engine.call_args(self.index, _closing_within(sc, len(self._args_path)))
-        self.engine.msg.tool_calls[self.index].truncated = True
+        self._mark_truncated()
 
 
 _CDATA = "<![CDATA["
@@ -434,7 +445,7 @@ class TaggedCallReader(CallReader):
         """A stop marker begins before ``at`` and runs to the end of the text (``regex`` prefers the
         complete match at ``at``, as ``<`` inside ``">]<`` of ``">]<]minimax[>[``)."""
         for j in range(i, at):
-            if buf[j] in self._stop_firsts:
+            if buf[j] in self._stop_firsts and self.p_name_stop is not None:
                 p = self.p_name_stop.match(buf, j, partial=True)
                 if p is not None and p.partial:
                     return True
@@ -573,7 +584,7 @@ class TaggedCallReader(CallReader):
             text, used = read_partial_literal(buf[self.args_start:stop], lit.quotes, lit.kv_sep, self._keys())
             self._args(self._typed_literal(text))
             if cut is None:
-                self.engine.msg.tool_calls[self.index].truncated = True
+                self._mark_truncated()
             self.phase = "close"
             return "next", self.args_start + used
         if self.literal_end.unbalanced:
@@ -776,12 +787,14 @@ class TaggedCallReader(CallReader):
             if self.phase in ("name_prefix", "id_first", "name"):
                 return
             self._announce()
+        assert self.index is not None
         if self.phase in ("name_suffix", "id_after", "args_begin") and not self.engine.has_args(self.index):
             self._args("{}")
-            self.engine.msg.tool_calls[self.index].truncated = True
+            self._mark_truncated()
             return
         if self.phase == "literal_args":   # the literal reader reads its end itself when final
             lit = self.fmt.literal
+            assert lit is not None
             self._args(self._typed_literal(read_partial_literal(self.engine.buf[self.args_start:],
                                                                 lit.quotes, lit.kv_sep, self._keys())[0]))
         elif self.phase == "json_args" and self.scanner is not None and self.args is not None:
@@ -802,7 +815,7 @@ class TaggedCallReader(CallReader):
             else:
                 self._args(_typed_value("".join(self.value_parts), self._schema_for(self.key)))
             self._args("}")
-        self.engine.msg.tool_calls[self.index].truncated = True
+        self._mark_truncated()
 
 
 def _typed_value(raw: str, schema: dict[str, Any]) -> str:

@@ -505,9 +505,10 @@ class _Closing(CallReader):
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self.origin = engine.pos
+        self.call_end = engine._t.call_end
 
     def step(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
-        st, end = mk.match_here(self.engine._t.call_end, buf, pos, final)
+        st, end = mk.match_here(self.call_end, buf, pos, final)
         if st == "more":
             return "more", pos
         return "done", (end if st == "match" else pos)

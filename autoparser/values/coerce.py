@@ -8,6 +8,7 @@ A value that does not convert is left as it is.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from .pyliteral import python_to_json
@@ -35,7 +36,7 @@ def raw_string(prop: Any, strings_json: bool = False) -> bool:
     return "enum" in prop and all(isinstance(v, str) for v in prop["enum"])
 
 
-def coerce(value: Any, schema: dict[str, Any] | None) -> Any:
+def coerce(value: Any, schema: Mapping[str, Any] | None) -> Any:
     if not isinstance(schema, dict):
         return value
     types = _types(schema)
@@ -50,7 +51,8 @@ def coerce(value: Any, schema: dict[str, Any] | None) -> Any:
                 value = parsed
                 break
     if isinstance(value, dict):
-        props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        found = schema.get("properties")
+        props: dict[str, Any] = found if isinstance(found, dict) else {}
         return {k: coerce(v, props.get(k)) for k, v in value.items()}
     if isinstance(value, list) and isinstance(schema.get("items"), dict):
         return [coerce(v, schema["items"]) for v in value]

@@ -284,7 +284,7 @@ def _decode_key(raw: str) -> str:
     if "\\" not in raw:
         return raw
     try:
-        return json.loads('"' + raw + '"')
+        return str(json.loads('"' + raw + '"'))
     except ValueError:
         return raw
 
