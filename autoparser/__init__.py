@@ -6,6 +6,7 @@
 >>> req.parse(model_output).to_dict()
 """
 
+from ._version import __version__
 from .errors import (
     AnalysisError,
     AutoparserError,
@@ -16,8 +17,6 @@ from .errors import (
 )
 from .runtime.message import Message, ToolCall, merge_deltas
 from .template import ChatTemplate, Request, StreamParser
-
-__version__ = "0.1.0"
 
 __all__ = [
     "AnalysisError",
