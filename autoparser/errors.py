@@ -4,7 +4,8 @@
      +-- TemplateError (also ValueError)      the template cannot be loaded or rendered
      |    +-- TemplateSecurityError           the sandbox refused an operation
      |    +-- TemplateLimitError              time or output-size limit exceeded
-     +-- AnalysisError                        the analysis could not classify the template
+     +-- AnalysisError                        the analysis could not read the template
+     +-- SchemaError (also ValueError)        a tool's JSON schema cannot be used (unresolvable $ref)
      +-- ParseError (also ValueError)         model output could not be parsed (strict use only)
 
 Model output never raises from ``Request.parse`` or the stream parser: malformed
@@ -51,6 +52,15 @@ class AnalysisError(AutoparserError):
         self.template = template
         self.phase = phase
         super().__init__(f"{template} ({phase}): {message}")
+
+
+class SchemaError(AutoparserError, ValueError):
+    """A tool's (or response format's) JSON schema cannot be used: a ``$ref`` that is not local
+    or does not resolve. Local references (``#/$defs/X``, ``#/definitions/X``) are resolved."""
+
+    def __init__(self, message: str, *, ref: str | None = None) -> None:
+        self.ref = ref
+        super().__init__(message)
 
 
 class ParseError(AutoparserError, ValueError):

@@ -13,6 +13,7 @@ from . import sources
 from .analysis import analyze
 from .analysis.model import Analysis
 from .errors import AutoparserError
+from .grammar.schema import inline_refs
 from .render import Renderer, RenderLimits
 from .render.compat import render_compat
 from .runtime import markers as mk
@@ -177,7 +178,7 @@ class Request:
         for t in self.tools or []:
             fn = t.get("function", t) if isinstance(t, dict) else {}
             if isinstance(fn, dict) and fn.get("name"):
-                schemas[fn["name"]] = fn.get("parameters") or {}
+                schemas[fn["name"]] = inline_refs(fn.get("parameters") or {}, strict=False)   # typed $ref args
         eos = self.template.renderer.eos_token
         stop = tuple(dict.fromkeys([*a.end_of_turn, *([eos] if eos else [])]))
         recognised = stop + ((a.assistant_header,) if a.assistant_header else ())

@@ -10,6 +10,8 @@ import threading
 from collections import OrderedDict
 
 from .._version import __version__
+from ..errors import AnalysisError, AutoparserError
+from ..probes import needles as N
 from ..probes.prober import Prober
 from ..render import Renderer
 from .capabilities import probe_capabilities
@@ -102,7 +104,41 @@ def _header(gp: str, reasoning: ReasoningFormat) -> str:
 
 
 def _analyze(renderer: Renderer) -> Analysis:
+    """The analysis, or :class:`AnalysisError` when the template cannot be read: it renders no
+    user message at all, or a probe rendering breaks a rule in a way no rule expected (a bug
+    either way, reported with the template's name instead of a bare Python exception).
+    :class:`TemplateError` (limits, sandbox) passes through as it is."""
+    try:
+        return _analyze_unchecked(renderer)
+    except AutoparserError:
+        raise
+    except (RecursionError, MemoryError):
+        raise
+    except Exception as e:
+        raise AnalysisError(f"unexpected {type(e).__name__}: {e}", template=renderer.name) from e
+
+
+def _check_readable(pr: Prober, renderer: Renderer) -> None:
+    """A template that shows the user's message in no basic rendering (plain or in parts, with or
+    without a system message and tools, with or without the generation prompt) cannot be analysed."""
+    parts = [{"type": "text", "text": N.USER}]
+    conversations = [pr.history, [{"role": "user", "content": N.USER}], [{"role": "user", "content": parts}],
+                     [{"role": "system", "content": N.SYSTEM}, {"role": "user", "content": N.USER}]]
+    refused = True
+    for messages in conversations:
+        for tools in (None, N.TOOLS):
+            for agp in (True, False):
+                out = pr.render(messages, tools, agp)
+                if out is not None and N.USER in out:
+                    return
+                refused = refused and out is None
+    why = "it raises on every basic conversation" if refused else "it does not print the user's message"
+    raise AnalysisError(f"cannot read the template: {why}", template=renderer.name)
+
+
+def _analyze_unchecked(renderer: Renderer) -> Analysis:
     pr = Prober(renderer, {"enable_thinking": True})
+    _check_readable(pr, renderer)
     caps = probe_capabilities(pr)
     notes: list[str] = []
     content, eot, eot_text = analyze_content(pr)

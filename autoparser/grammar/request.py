@@ -98,12 +98,14 @@ class _Plan:
 
 
 def _plan(req: Request) -> _Plan:
+    from .schema import inline_refs  # local $ref resolved once; SchemaError for any other $ref
+
     schemas: dict[str, Any] = {}
     for t in req.tools or []:
         fn = t.get("function", t) if isinstance(t, dict) else {}
         if isinstance(fn, dict) and isinstance(fn.get("name"), str) and fn["name"]:
             params = fn.get("parameters")
-            schemas[fn["name"]] = params if isinstance(params, dict) and params else {"type": "object"}
+            schemas[fn["name"]] = inline_refs(params) if isinstance(params, dict) and params else {"type": "object"}
     tc = req.tool_choice
     names: tuple[str, ...] = tuple(schemas) if req.tools_active else ()
     forced = tc == "required"
@@ -613,7 +615,8 @@ class _Grammar:
                 value = _join(self.ws, python_value_rule(self.b, prop, f"{name}-{key}-value", root=schema),
                               self.ws, literal(closing))
             else:
-                value = schema_value_rule(self.b, prop, f"{name}-{key}-value", raw, closing=closing, pad=self.ws)
+                value = schema_value_rule(self.b, prop, f"{name}-{key}-value", raw, closing=closing, pad=self.ws,
+                                          root=schema)
             slots.append((_join(prefix, self.ws, literal(key), key_suffix, value, end_rest), key in required))
         if not props and schema.get("additionalProperties", True) is not False:
             # free-form arguments: any key, any raw value

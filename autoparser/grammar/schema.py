@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from autoparser.errors import SchemaError
 from autoparser.grammar.gbnf import NAME_RE, GbnfBuilder, char_class, literal
 
 SPACE_BODY = r'| " " | "\n"{1,2} [ \t]{0,20}'
@@ -201,6 +202,59 @@ def _rep(item: str, lo: int, hi: int) -> str:
     return f"( {item} ){{{lo}}}" if lo == hi else f"( {item} ){{{lo},{hi}}}"
 
 
+def resolve_pointer(root: Any, ref: str) -> Any:
+    """Target of a local ``$ref`` (``#/$defs/X``, ``#/definitions/X`` or any JSON pointer) in `root`;
+    :class:`SchemaError` for a reference that is not local or does not resolve."""
+    if not isinstance(ref, str) or not ref.startswith("#"):
+        raise SchemaError(f"unsupported $ref {ref!r}: only local references (#/$defs/...) are resolved", ref=ref)
+    node = root
+    for part in filter(None, ref[1:].split("/")):
+        part = part.replace("~1", "/").replace("~0", "~")
+        try:
+            node = node[int(part)] if isinstance(node, list) else node[part]
+        except (KeyError, IndexError, ValueError, TypeError):
+            raise SchemaError(f"unresolved $ref {ref!r}", ref=ref) from None
+    return node
+
+
+_NOT_SCHEMAS = frozenset({"const", "enum", "default", "examples", "$defs", "definitions"})
+MAX_INLINED_REFS = 256   # $ref expansions per schema; past it (or inside a recursion) a $ref stays a $ref
+
+
+def inline_refs(schema: Any, *, strict: bool = True) -> Any:
+    """`schema` with its local ``$ref``s replaced by their targets (sibling keywords kept over the
+    target), so that every consumer (GBNF, PEG, argument typing) sees plain schemas. A recursive
+    reference stays a ``$ref`` once inside its own expansion (the grammar turns it into a recursive
+    rule against the root, whose ``$defs`` are kept), as does everything past
+    :data:`MAX_INLINED_REFS` expansions. A reference that is not local or does not resolve raises
+    :class:`SchemaError` (or, not `strict`, stays as it is); the input is never modified."""
+    budget = [MAX_INLINED_REFS]
+
+    def walk(node: Any, stack: tuple[str, ...]) -> Any:
+        if isinstance(node, list):
+            return [walk(v, stack) for v in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            try:
+                target = resolve_pointer(schema, ref)
+            except SchemaError:
+                if strict:
+                    raise
+                ref = None
+            if ref is not None and ref not in stack and budget[0] > 0:
+                budget[0] -= 1
+                rest = {k: walk(v, stack) for k, v in node.items() if k != "$ref"}
+                inner = walk(target, (*stack, ref))
+                if not rest:
+                    return inner
+                return {**inner, **rest} if isinstance(inner, dict) else {"allOf": [inner], **rest}
+        return {k: v if k in _NOT_SCHEMAS else walk(v, stack) for k, v in node.items()}
+
+    return walk(schema, ())
+
+
 def _is_any(schema: Any) -> bool:
     return schema is True or (isinstance(schema, dict) and not set(schema) - _ANNOTATIONS)
 
@@ -286,16 +340,7 @@ class _Converter:
 
     def resolve(self, ref: str) -> Any:
         """Target of a local JSON pointer ($defs, definitions, or any path)."""
-        if not ref.startswith("#"):
-            raise ValueError(f"unsupported $ref {ref!r}: only local references are resolved")
-        node = self.root
-        for part in filter(None, ref[1:].split("/")):
-            part = part.replace("~1", "/").replace("~0", "~")
-            try:
-                node = node[int(part)] if isinstance(node, list) else node[part]
-            except (KeyError, IndexError, ValueError, TypeError):
-                raise ValueError(f"unresolved $ref {ref!r}") from None
-        return node
+        return resolve_pointer(self.root, ref)
 
     def deref(self, schema: Any) -> Any:
         """Follow a chain of $ref at the top of `schema`."""
@@ -512,6 +557,7 @@ def schema_value_rule(
     closing: str = "",
     additional_default: bool = True,
     pad: str = "",
+    root: Any = None,
 ) -> str:
     """Rule for a tagged-format argument value followed by `closing` (e.g. "\\n</parameter>\\n").
 
@@ -520,10 +566,11 @@ def schema_value_rule(
     also accept Python's True/False/None (templates render them with ``|string``).
     `pad` (a rule name, e.g. bounded whitespace) goes before a non-raw value and before
     its `closing`, for formats that write ``<parameter=k>\\n3\\n</parameter>`` with a
-    trimmed closing marker; raw strings keep that whitespace as text.
+    trimmed closing marker; raw strings keep that whitespace as text. `root` is the document
+    local ``$ref`` pointers resolve against (default: `schema`).
     """
     final = b.reserve(name)
-    conv = _Converter(b, schema, additional_default, pad)
+    conv = _Converter(b, schema if root is None else root, additional_default, pad)
     return b.define(final, " | ".join(conv.tagged_alts(schema, final, raw_strings, closing)))
 
 
