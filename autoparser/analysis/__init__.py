@@ -36,7 +36,6 @@ class _AnalysisCache:
         self.maxsize = maxsize
         self._data: OrderedDict[str, Analysis] = OrderedDict()
         self._lock = threading.Lock()
-        self.misses = 0   # analyses computed (tests and benchmarks read it)
 
     def get(self, key: str) -> Analysis | None:
         with self._lock:
@@ -47,7 +46,6 @@ class _AnalysisCache:
 
     def put(self, key: str, analysis: Analysis) -> None:
         with self._lock:
-            self.misses += 1
             self._data[key] = analysis
             self._data.move_to_end(key)
             while len(self._data) > self.maxsize:
