@@ -6,18 +6,18 @@
 >>> req.parse(model_output).to_dict()
 """
 
+from ._version import __version__
 from .errors import (
     AnalysisError,
     AutoparserError,
     ParseError,
+    SchemaError,
     TemplateError,
     TemplateLimitError,
     TemplateSecurityError,
 )
 from .runtime.message import Message, ToolCall, merge_deltas
 from .template import ChatTemplate, Request, StreamParser
-
-__version__ = "0.1.0"
 
 __all__ = [
     "AnalysisError",
@@ -26,6 +26,7 @@ __all__ = [
     "Message",
     "ParseError",
     "Request",
+    "SchemaError",
     "StreamParser",
     "TemplateError",
     "TemplateLimitError",

@@ -4,8 +4,9 @@
      +-- TemplateError (also ValueError)      the template cannot be loaded or rendered
      |    +-- TemplateSecurityError           the sandbox refused an operation
      |    +-- TemplateLimitError              time or output-size limit exceeded
-     +-- AnalysisError                        the analysis could not classify the template
+     +-- AnalysisError                        the analysis could not read the template
      +-- ExportError                          a format cannot be expressed in an export target
+     +-- SchemaError (also ValueError)        a tool's JSON schema cannot be used (unresolvable $ref)
      +-- ParseError (also ValueError)         model output could not be parsed (strict use only)
 
 Model output never raises from ``Request.parse`` or the stream parser: malformed
@@ -61,6 +62,15 @@ class ExportError(AutoparserError):
         self.template = template
         self.target = target
         super().__init__(f"{template} ({target}): {message}")
+
+
+class SchemaError(AutoparserError, ValueError):
+    """A tool's (or response format's) JSON schema cannot be used: a ``$ref`` that is not local
+    or does not resolve. Local references (``#/$defs/X``, ``#/definitions/X``) are resolved."""
+
+    def __init__(self, message: str, *, ref: str | None = None) -> None:
+        self.ref = ref
+        super().__init__(message)
 
 
 class ParseError(AutoparserError, ValueError):

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from . import markers as mk
 from .analysis.model import Analysis, ToolFormat
+from .values.refs import inline_refs
 
 ReasoningFormatOption = Literal["auto", "none", "deepseek", "deepseek-legacy"]
 OpenerRole = Literal["", "section_start", "call_start", "call_name", "name_prefix"]
@@ -179,7 +180,8 @@ def _schemas(tools: tuple[dict[str, Any], ...] | None) -> dict[str, Mapping[str,
         fn = t.get("function", t) if isinstance(t, dict) else {}
         if isinstance(fn, dict) and isinstance(fn.get("name"), str) and fn["name"]:
             params = fn.get("parameters")
-            out[fn["name"]] = params if isinstance(params, dict) else {}
+            # local $refs resolved, so that arguments are typed through them; others left for the grammar
+            out[fn["name"]] = inline_refs(params, strict=False) if isinstance(params, dict) else {}
     return out
 
 

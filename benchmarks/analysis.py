@@ -56,7 +56,11 @@ def shared_dir() -> Path:
 
 def clear_caches() -> None:
     """Forget every cached analysis and compiled template."""
-    autoparser.analysis._analyze_cached.cache_clear()
+    clear = getattr(autoparser.analysis, "clear_cache", None)
+    if callable(clear):
+        clear()
+    else:   # older trees
+        autoparser.analysis._analyze_cached.cache_clear()
     try:
         from autoparser.render import renderer
     except ImportError:

@@ -1,11 +1,17 @@
-"""Differential analysis: from a template alone to an ``Analysis`` (cached per template hash)."""
+"""Differential analysis: from a template alone to an ``Analysis`` (cached per template digest)."""
 
 from __future__ import annotations
 
 import dataclasses
-import functools
+import hashlib
+import json
 import logging
+import threading
+from collections import OrderedDict
 
+from .._version import __version__
+from ..errors import AnalysisError, AutoparserError
+from ..probes import needles as N
 from ..probes.prober import Prober
 from ..render import Renderer
 from .capabilities import probe_capabilities
@@ -20,14 +26,68 @@ log = logging.getLogger("autoparser")
 __all__ = ["Analysis", "Capabilities", "ContentFormat", "ReasoningFormat", "ToolFormat", "analyze"]
 
 
+CACHE_SIZE = 64   # analyses kept (least recently used first out); one is a few kilobytes
+
+
+class _AnalysisCache:
+    """A bounded LRU map from a template digest to its analysis (thread-safe)."""
+
+    def __init__(self, maxsize: int) -> None:
+        self.maxsize = maxsize
+        self._data: OrderedDict[str, Analysis] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> Analysis | None:
+        with self._lock:
+            found = self._data.get(key)
+            if found is not None:
+                self._data.move_to_end(key)
+            return found
+
+    def put(self, key: str, analysis: Analysis) -> None:
+        with self._lock:
+            self._data[key] = analysis
+            self._data.move_to_end(key)
+            while len(self._data) > self.maxsize:
+                self._data.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+_cache = _AnalysisCache(CACHE_SIZE)
+
+
+def cache_key(renderer: Renderer) -> str:
+    """sha256 of everything an analysis depends on: the source, bos and eos, the render limits
+    (a tighter limit can make probes fail) and the package version (the rules themselves)."""
+    limits = renderer.limits
+    limits_data = dataclasses.asdict(limits) if dataclasses.is_dataclass(limits) else repr(limits)
+    blob = json.dumps([renderer.source, renderer.bos_token, renderer.eos_token, limits_data, __version__],
+                      sort_keys=True, default=repr)
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def clear_cache() -> None:
+    """Forget every cached analysis (benchmarks: the next analysis runs cold)."""
+    _cache.clear()
+
+
 def analyze(renderer: Renderer) -> Analysis:
-    """Analyse a template (cached by the digest of source, bos and eos)."""
-    return _analyze_cached(renderer.digest, renderer)
-
-
-@functools.lru_cache(maxsize=512)
-def _analyze_cached(digest: str, renderer: Renderer) -> Analysis:
-    return _analyze(renderer)
+    """Analyse a template, cached (LRU, :data:`CACHE_SIZE` entries) by :func:`cache_key`, so two
+    templates with the same source, special tokens and limits share one analysis."""
+    key = cache_key(renderer)
+    analysis = _cache.get(key)
+    if analysis is None:
+        analysis = _analyze(renderer)
+        _cache.put(key, analysis)
+    if analysis.template != renderer.name:   # same template under another name: same analysis
+        analysis = dataclasses.replace(analysis, template=renderer.name)
+    return analysis
 
 
 def _header(gp: str, reasoning: ReasoningFormat) -> str:
@@ -42,7 +102,41 @@ def _header(gp: str, reasoning: ReasoningFormat) -> str:
 
 
 def _analyze(renderer: Renderer) -> Analysis:
+    """The analysis, or :class:`AnalysisError` when the template cannot be read: it renders no
+    user message at all, or a probe rendering breaks a rule in a way no rule expected (a bug
+    either way, reported with the template's name instead of a bare Python exception).
+    :class:`TemplateError` (limits, sandbox) passes through as it is."""
+    try:
+        return _analyze_unchecked(renderer)
+    except AutoparserError:
+        raise
+    except (RecursionError, MemoryError):
+        raise
+    except Exception as e:
+        raise AnalysisError(f"unexpected {type(e).__name__}: {e}", template=renderer.name) from e
+
+
+def _check_readable(pr: Prober, renderer: Renderer) -> None:
+    """A template that shows the user's message in no basic rendering (plain or in parts, with or
+    without a system message and tools, with or without the generation prompt) cannot be analysed."""
+    parts = [{"type": "text", "text": N.USER}]
+    conversations = [pr.history, [{"role": "user", "content": N.USER}], [{"role": "user", "content": parts}],
+                     [{"role": "system", "content": N.SYSTEM}, {"role": "user", "content": N.USER}]]
+    refused = True
+    for messages in conversations:
+        for tools in (None, N.TOOLS):
+            for agp in (True, False):
+                out = pr.render(messages, tools, agp)
+                if out is not None and N.USER in out:
+                    return
+                refused = refused and out is None
+    why = "it raises on every basic conversation" if refused else "it does not print the user's message"
+    raise AnalysisError(f"cannot read the template: {why}", template=renderer.name)
+
+
+def _analyze_unchecked(renderer: Renderer) -> Analysis:
     pr = Prober(renderer, {"enable_thinking": True})
+    _check_readable(pr, renderer)
     caps = probe_capabilities(pr)
     notes: list[str] = []
     content, eot, eot_text = analyze_content(pr)

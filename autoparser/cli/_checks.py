@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.model import Analysis
-from ..errors import TemplateError
+from ..errors import AnalysisError, TemplateError
 from ._common import CliError, load_source, template_from_source
 
 EXPECT_SUFFIX = ".expected.json"
@@ -327,6 +327,11 @@ def _check_source(item: Item, src: Any, stem: str, options: Options, start: floa
         return res
     try:
         analysis = tmpl.analysis
+    except AnalysisError as e:   # a template no basic conversation can be read from
+        res.problems.append(Problem(RENDER, f"analysis: {e}".splitlines()[0][:300]))
+        res.decide()
+        res.seconds = time.perf_counter() - start
+        return res
     except Exception as e:
         res.problems.append(Problem(CRASH, f"analysis raised {type(e).__name__}: {e}".splitlines()[0][:300]))
         res.decide()

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import markers as mk
 from ..plan import Opener, RequestPlan, bare_section_opener
+from ..values.refs import inline_refs
 from . import ir
 from .gbnf import ANY_CHAR, GbnfBuilder, char_class, literal, sanitize_name
 from .pyvalue import LiteralConverter, literal_args_rule, python_value_rule
@@ -103,7 +104,8 @@ class _Goal:
     def of(plan: RequestPlan) -> _Goal:
         tp, ans = plan.tools, plan.answer
         names = tp.allowed if tp is not None else ()
-        schemas = {n: dict(tp.schema(n)) or {"type": "object"} for n in names} if tp is not None else {}
+        # local $refs resolved; a $ref that is not local raises SchemaError here, not in the sampler
+        schemas = {n: inline_refs(dict(tp.schema(n))) or {"type": "object"} for n in names} if tp is not None else {}
         schema = dict(ans.schema) if ans.schema else {"type": "object"}
         return _Goal(names=names, schemas=schemas, forced=tp is not None and tp.forced and bool(names),
                      parallel=tp.parallel if tp is not None else True, answer=ans.json,
@@ -586,7 +588,8 @@ class _Grammar:
                 value = _join(self.ws, python_value_rule(self.b, prop, f"{name}-{key}-value", root=schema),
                               self.ws, literal(closing))
             else:
-                value = schema_value_rule(self.b, prop, f"{name}-{key}-value", raw, closing=closing, pad=self.ws)
+                value = schema_value_rule(self.b, prop, f"{name}-{key}-value", raw, closing=closing, pad=self.ws,
+                                          root=schema)
             slots.append((_join(prefix, self.ws, literal(key), key_suffix, value, end_rest), key in required))
         if not props and schema.get("additionalProperties", True) is not False:
             # free-form arguments: any key, any raw value

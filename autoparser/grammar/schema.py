@@ -26,6 +26,7 @@ import json
 from typing import Any
 
 from autoparser.grammar.gbnf import NAME_RE, GbnfBuilder, char_class, literal
+from autoparser.values.refs import resolve_pointer
 
 SPACE_BODY = r'| " " | "\n"{1,2} [ \t]{0,20}'
 MAX_BOUNDED_REPEAT = 256
@@ -286,16 +287,7 @@ class _Converter:
 
     def resolve(self, ref: str) -> Any:
         """Target of a local JSON pointer ($defs, definitions, or any path)."""
-        if not ref.startswith("#"):
-            raise ValueError(f"unsupported $ref {ref!r}: only local references are resolved")
-        node = self.root
-        for part in filter(None, ref[1:].split("/")):
-            part = part.replace("~1", "/").replace("~0", "~")
-            try:
-                node = node[int(part)] if isinstance(node, list) else node[part]
-            except (KeyError, IndexError, ValueError, TypeError):
-                raise ValueError(f"unresolved $ref {ref!r}") from None
-        return node
+        return resolve_pointer(self.root, ref)
 
     def deref(self, schema: Any) -> Any:
         """Follow a chain of $ref at the top of `schema`."""
@@ -512,6 +504,7 @@ def schema_value_rule(
     closing: str = "",
     additional_default: bool = True,
     pad: str = "",
+    root: Any = None,
 ) -> str:
     """Rule for a tagged-format argument value followed by `closing` (e.g. "\\n</parameter>\\n").
 
@@ -520,10 +513,11 @@ def schema_value_rule(
     also accept Python's True/False/None (templates render them with ``|string``).
     `pad` (a rule name, e.g. bounded whitespace) goes before a non-raw value and before
     its `closing`, for formats that write ``<parameter=k>\\n3\\n</parameter>`` with a
-    trimmed closing marker; raw strings keep that whitespace as text.
+    trimmed closing marker; raw strings keep that whitespace as text. `root` is the document
+    local ``$ref`` pointers resolve against (default: `schema`).
     """
     final = b.reserve(name)
-    conv = _Converter(b, schema, additional_default, pad)
+    conv = _Converter(b, schema if root is None else root, additional_default, pad)
     return b.define(final, " | ".join(conv.tagged_alts(schema, final, raw_strings, closing)))
 
 

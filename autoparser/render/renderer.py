@@ -7,6 +7,7 @@ import dataclasses
 import functools
 import hashlib
 import json
+import warnings
 from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
@@ -27,7 +28,12 @@ _TEMPLATE_FILENAME = "<template>"  # jinja names the frames of templates compile
 
 @functools.lru_cache(maxsize=256)
 def _compile(source: str) -> jinja2.Template:
-    return make_environment().from_string(source)
+    with warnings.catch_warnings():
+        # jinja decodes string literals with the unicode-escape codec, which warns about escapes
+        # Python does not know ('\#') and keeps them as written, as transformers does; under a
+        # warnings filter set to "error" jinja would turn that warning into a TemplateSyntaxError
+        warnings.filterwarnings("ignore", message=r"invalid .*escape sequence", category=DeprecationWarning)
+        return make_environment().from_string(source)
 
 
 def clear_caches() -> None:
