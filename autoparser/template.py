@@ -180,11 +180,10 @@ class Request:
     def parse(self, text: str, partial: bool = False) -> Message:
         """Parse a complete model output (or, with ``partial``, a prefix of one). Never raises on output."""
         engine = self._engine()
+        if not partial:
+            return engine.parse_whole(text)
         engine.feed(text)
-        if partial:
-            engine.finish_partial()
-        else:
-            engine.finish()
+        engine.finish_partial()
         return engine.msg
 
     def stream(self) -> StreamParser:

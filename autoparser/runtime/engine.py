@@ -166,6 +166,15 @@ class Engine:
             self.sync()
         return self._take()
 
+    def parse_whole(self, text: str) -> Message:
+        """``feed(text)`` and ``finish()`` in one pass: nothing is held back for text to come."""
+        if self._finished or self.buf:
+            raise RuntimeError("parse_whole() on an engine already fed")
+        self.buf = text
+        self.finish()
+        self.deltas = []
+        return self.msg
+
     def finish_partial(self) -> None:
         """The text so far is a prefix: close an open call's arguments, keep held-back text back."""
         self._run(final=False)
