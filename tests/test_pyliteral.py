@@ -7,10 +7,11 @@ import json
 import warnings
 
 import pytest
-from autoparser.values.literal import literal_value
-from autoparser.values.pyliteral import python_string_value, python_to_json, string_to_json
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from autoparser.values.literal import literal_value
+from autoparser.values.pyliteral import python_string_value, python_to_json, string_to_json
 
 # every kind of escape Python knows, the ones it does not (backslash kept), and raw characters
 ESCAPES = [
