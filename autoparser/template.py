@@ -20,6 +20,7 @@ from .runtime.engine import Engine, EngineSpec
 from .runtime.message import Message
 
 ReasoningFormatOption = Literal["auto", "none", "deepseek", "deepseek-legacy"]
+StartOption = Literal["auto", "reasoning", "content"]
 
 
 class ChatTemplate:
@@ -86,6 +87,22 @@ class ChatTemplate:
                        parallel_tool_calls=parallel_tool_calls, reasoning_format=reasoning_format,
                        response_format=response_format)
 
+    def parser_for(self, prompt: str, *, tools: list[dict[str, Any]] | None = None, tool_choice: Any = "auto",
+                   parallel_tool_calls: bool = True, reasoning_format: ReasoningFormatOption = "auto",
+                   response_format: dict[str, Any] | None = None,
+                   chat_template_kwargs: dict[str, Any] | None = None, start: StartOption = "auto") -> Request:
+        """The parser for output whose prompt was rendered elsewhere (a server's own renderer).
+
+        ``prompt`` is the rendered prompt text (decoded with special tokens kept); it is not
+        rendered again. ``start`` fixes where the output begins: ``"auto"`` reads it from the
+        prompt's end (as ``apply`` does), ``"reasoning"`` inside an open reasoning block,
+        ``"content"`` after reasoning (the reasoning phase was handled elsewhere).
+        """
+        return Request(self, [], tools=tools, add_generation_prompt=True, continue_final_message=False,
+                       chat_template_kwargs=chat_template_kwargs or {}, tool_choice=tool_choice,
+                       parallel_tool_calls=parallel_tool_calls, reasoning_format=reasoning_format,
+                       response_format=response_format, prompt=prompt, start=start)
+
     def __repr__(self) -> str:
         return f"ChatTemplate({self.name!r})"
 
@@ -96,7 +113,8 @@ class Request:
     def __init__(self, template: ChatTemplate, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None,
                  add_generation_prompt: bool, continue_final_message: bool, chat_template_kwargs: dict[str, Any],
                  tool_choice: Any, parallel_tool_calls: bool, reasoning_format: str,
-                 response_format: dict[str, Any] | None) -> None:
+                 response_format: dict[str, Any] | None, prompt: str | None = None,
+                 start: StartOption = "auto") -> None:
         if continue_final_message and add_generation_prompt and messages and \
                 messages[-1].get("role") == "assistant":
             add_generation_prompt = False
@@ -110,7 +128,8 @@ class Request:
         self.response_format = response_format
         self.chat_template_kwargs = chat_template_kwargs
         self.continue_final_message = continue_final_message
-        self.prompt = self._render(add_generation_prompt)
+        self.start = start
+        self.prompt = self._render(add_generation_prompt) if prompt is None else prompt
         self.spec = self._spec()
 
     # ------------------------------------------------------------ prompt
@@ -140,6 +159,10 @@ class Request:
         """(prompt leaves reasoning open, reasoning switched off, prefilled text)."""
         r = self.analysis.reasoning
         if r.mode == "none":
+            return False, False, ""
+        if self.start == "reasoning":
+            return True, False, r.start.strip()
+        if self.start == "content":
             return False, False, ""
         tail = self.prompt[-4000:]
         start, end = r.start.strip(), r.end.strip()
