@@ -195,10 +195,10 @@ def reasoning_split(raw: str, reasoning: str | None, markers: ReasoningMarkers) 
     if text:
         i = raw.find(text)
         if i < 0:
-            ends = [m.end() for m in end.finditer(raw)]
+            ends = [int(m.end()) for m in end.finditer(raw)]
             return ends[-1] if ends else 0
         m = end.search(raw, i + len(text))
-        return m.end() if m is not None else i + len(text)
+        return int(m.end()) if m is not None else i + len(text)
     m = end.search(raw)
     if m is None:
         return 0
@@ -207,4 +207,4 @@ def reasoning_split(raw: str, reasoning: str | None, markers: ReasoningMarkers) 
         start = mk.compile_marker(markers.start) if markers.start else None
         if start is None or start.fullmatch(before) is None:
             return 0
-    return m.end()
+    return int(m.end())

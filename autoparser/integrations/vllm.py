@@ -26,7 +26,7 @@ How the pair splits the work (vLLM composes them in a ``DelegatingParser``):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import cached_property
 from typing import Any
 
@@ -96,7 +96,7 @@ def to_delta_message(deltas: list[dict[str, Any]]) -> DeltaMessage | None:
     return DeltaMessage(content=content or None, reasoning=reasoning or None, tool_calls=calls)
 
 
-class AutoparserReasoningParser(ReasoningParser):
+class AutoparserReasoningParser(ReasoningParser):  # type: ignore[misc, unused-ignore]
     """The reasoning phase: reasoning deltas until the template's reasoning ends."""
 
     engine_based_streaming = True
@@ -155,7 +155,7 @@ class AutoparserReasoningParser(ReasoningParser):
         self._end_cache = (key, ended)
         return ended
 
-    def is_reasoning_end_streaming(self, input_ids: Sequence[int], delta_ids: Sequence[int]) -> bool:
+    def is_reasoning_end_streaming(self, input_ids: Sequence[int], delta_ids: Iterable[int]) -> bool:
         return ends_within(input_ids, len(list(delta_ids)), self.markers.end_ids)
 
     def extract_content_ids(self, input_ids: list[int]) -> list[int]:
@@ -233,7 +233,7 @@ def _tool_dicts(tools: Any) -> list[dict[str, Any]] | None:
     return out or None
 
 
-class AutoparserToolParser(ToolParser):
+class AutoparserToolParser(ToolParser):  # type: ignore[misc, unused-ignore]
     """The tool phase: content and tool calls after the reasoning, streamed as they commit."""
 
     engine_based_streaming = True
