@@ -32,6 +32,7 @@ __all__ = [
     "reasoning_expected",
     "reasoning_markers",
     "reasoning_split",
+    "starts_in_reasoning",
     "template_digest",
     "template_from_tokenizer",
     "tokenizer_template_source",
@@ -179,6 +180,11 @@ def find_end(ids: Sequence[int], marker: Sequence[int]) -> int | None:
 def reasoning_expected(request: Request) -> bool:
     """May the output of ``request`` hold reasoning the parser extracts (the template has it, not off)?"""
     return bool(request.spec.extract_reasoning)
+
+
+def starts_in_reasoning(request: Request) -> bool:
+    """Does the output of ``request`` start inside a reasoning block (the prompt opened it)?"""
+    return bool(request.spec.start_in_reasoning and request.spec.extract_reasoning)
 
 
 def reasoning_split(raw: str, reasoning: str | None, markers: ReasoningMarkers) -> int:

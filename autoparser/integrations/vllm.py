@@ -49,6 +49,7 @@ from .common import (
     reasoning_expected,
     reasoning_markers,
     reasoning_split,
+    starts_in_reasoning,
     template_from_tokenizer,
 )
 
@@ -168,7 +169,7 @@ class AutoparserReasoningParser(ReasoningParser):  # type: ignore[misc, unused-i
         ids = list(token_ids)
         end = find_end(ids, self.markers.end_ids)
         if end is None:
-            return len(ids) if self._request is not None and self._request.spec.start_in_reasoning else 0
+            return len(ids) if self._request is not None and starts_in_reasoning(self._request) else 0
         n = end - len(self.markers.end_ids)
         start = self.markers.start_ids
         if start and ids[:len(start)] == list(start):
