@@ -122,3 +122,14 @@ def test_template_cache_is_bounded() -> None:
     for i in range(common.CACHE_SIZE + 1):
         common.cached_template(f"{{{{ {i} }}}}")
     assert common.cached_template("{{ 'first' }}") is not first
+
+
+def test_core_never_imports_vllm() -> None:
+    """Only ``autoparser.integrations.vllm`` may import vLLM (checked in a fresh interpreter)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, autoparser, autoparser.cli, autoparser.integrations.common, "
+            "autoparser.integrations.vllm_plugin; assert 'vllm' not in sys.modules, 'vllm imported'")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-500:]
