@@ -297,12 +297,53 @@ def test_reasoning_end_on_token_ids() -> None:
     assert rp.count_reasoning_tokens(ids) == at - 1
 
 
-def test_adjust_request_keeps_special_tokens_and_required_uses_vllm_json_path() -> None:
-    run = Run(QWEN3, [{"role": "user", "content": "Weather?"}], {}, "", PROBE_TOOLS, tool_choice="required")
+NAMED = {"type": "function", "function": {"name": "get_weather"}}
+
+
+@pytest.mark.parametrize("name", TEMPLATES)
+@pytest.mark.parametrize("choice", ["required", "named"])
+def test_forced_tool_choice_keeps_native_format(name: str, choice: str) -> None:
+    """required / named: our grammar (native format) as vLLM's structured output, parsed like auto."""
+    from vllm.sampling_params import SamplingParams
+    from vllm.v1.structured_output.backend_xgrammar import validate_xgrammar_grammar
+    from xgrammar.testing import _is_grammar_accept_string
+
+    index = next(i for i, c in enumerate(cases(name)) if c[0].name == "tool")
+    _sc, history, kwargs, text = cases(name)[index]
+    run = Run(name, history, kwargs, text, PROBE_TOOLS, tool_choice="required" if choice == "required" else NAMED)
     _p, request = run.parser(stream=False)
+    assert not AutoparserToolParser.supports_required_and_named
     assert request.skip_special_tokens is False
-    assert AutoparserToolParser.supports_required_and_named
-    assert request.structured_outputs is not None and request.structured_outputs.json is not None
+    grammar = request.structured_outputs.grammar
+    assert grammar and request.structured_outputs.json is None
+    validate_xgrammar_grammar(SamplingParams(structured_outputs=request.structured_outputs))
+    assert _is_grammar_accept_string(grammar, text) or _is_grammar_accept_string(grammar, text.rstrip())
+    assert not _is_grammar_accept_string(grammar, "Just some text.")
+    same(run.parse(), run.reference, run.text)
+    got, steps = run.stream([[t] for t in run.ids])
+    same(got, run.reference, run.text)
+    assert steps[-1].finish_reason == ("tool_calls" if choice == "required" else "stop")   # as OpenAI
+
+
+def test_named_tool_choice_grammar_rejects_other_tools() -> None:
+    from xgrammar.testing import _is_grammar_accept_string
+
+    name = QWEN3
+    index = next(i for i, c in enumerate(cases(name)) if c[0].name == "parallel")
+    _sc, history, kwargs, text = cases(name)[index]
+    for choice, accepted in (("required", True), (NAMED, False)):
+        run = Run(name, history, kwargs, text, PROBE_TOOLS, tool_choice=choice)
+        _p, request = run.parser(stream=False)
+        assert _is_grammar_accept_string(request.structured_outputs.grammar, text.rstrip()) is accepted
+    run = Run(name, history, kwargs, text, PROBE_TOOLS, tool_choice="required", parallel_tool_calls=False)
+    _p, request = run.parser(stream=False)
+    assert not _is_grammar_accept_string(request.structured_outputs.grammar, text.rstrip())
+
+
+def test_auto_tool_choice_is_not_constrained() -> None:
+    run = Run(QWEN3, [{"role": "user", "content": "Weather?"}], {}, "", PROBE_TOOLS)
+    _p, request = run.parser(stream=False)
+    assert request.skip_special_tokens is False and request.structured_outputs is None
 
 
 def test_tool_choice_none_leaves_markup_as_content() -> None:

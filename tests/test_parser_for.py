@@ -133,3 +133,11 @@ def test_core_never_imports_vllm() -> None:
             "autoparser.integrations.vllm_plugin; assert 'vllm' not in sys.modules, 'vllm imported'")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-500:]
+
+
+def test_gbnf_for_xgrammar() -> None:
+    g = 'root ::= a b\na ::= | "x" | | [|] "<|im|>"\nb ::= ( "y" | ) c |\nc ::= "z" # a | comment\n'
+    assert common.gbnf_for_xgrammar(g) == (
+        'root ::= a b\na ::= "" | "x" | "" | [|] "<|im|>"\nb ::= ( "y" | "" ) c | ""\nc ::= "z" # a | comment\n')
+    assert common.gbnf_for_xgrammar('r ::= "a" |\n  "b"\n') == 'r ::= "a" |\n  "b"\n'
+    assert common.gbnf_for_xgrammar('r ::= "a\\"|" | "b"') == 'r ::= "a\\"|" | "b"'

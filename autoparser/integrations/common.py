@@ -8,11 +8,13 @@
 * :func:`reasoning_split`: where the text after the reasoning block begins in a
   raw output, so that a tool parser downstream gets that text verbatim.
 * :func:`reasoning_expected`: whether a request's output may hold reasoning.
+* :func:`gbnf_for_xgrammar`: a request's GBNF in the dialect xgrammar parses.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -28,6 +30,8 @@ __all__ = [
     "ReasoningMarkers",
     "cached_template",
     "ends_within",
+    "find_end",
+    "gbnf_for_xgrammar",
     "marker_token_ids",
     "reasoning_expected",
     "reasoning_markers",
@@ -214,3 +218,56 @@ def reasoning_split(raw: str, reasoning: str | None, markers: ReasoningMarkers) 
         if start is None or start.fullmatch(before) is None:
             return 0
     return int(m.end())
+
+
+_RULE_START = re.compile(r"[A-Za-z0-9_-]+[ \t]*::=")
+
+
+def gbnf_for_xgrammar(gbnf: str) -> str:
+    """llama.cpp GBNF as xgrammar's EBNF parser takes it: an empty alternative is written ``""``.
+
+    ``a ::= | b``, ``( x | )`` and ``x |`` at the end of a rule are valid GBNF (an empty
+    sequence) that xgrammar rejects ("Expect element"); everything else is kept as is.
+    String literals, character classes and comments are copied untouched.
+    """
+    out: list[str] = []
+    i, n = 0, len(gbnf)
+    prev = "start"          # the last significant token: start (after ::=), bar, lparen, other
+    while i < n:
+        c = gbnf[i]
+        if c in "\"[":
+            close = '"' if c == '"' else "]"
+            j = i + 1
+            while j < n and gbnf[j] != close:
+                j += 2 if gbnf[j] == "\\" else 1
+            out.append(gbnf[i:j + 1])
+            i, prev = j + 1, "other"
+        elif c == "#":
+            j = gbnf.find("\n", i)
+            j = n if j < 0 else j
+            out.append(gbnf[i:j])
+            i = j
+        elif gbnf.startswith("::=", i):
+            out.append("::=")
+            i, prev = i + 3, "start"
+        elif c == "|":
+            if prev in ("start", "bar", "lparen"):
+                out.append('"" ')
+            out.append("|")
+            i += 1
+            j = i
+            while j < n and gbnf[j] in " \t\r\n":
+                j += 1
+            if j >= n or gbnf[j] == ")" or _RULE_START.match(gbnf, j):
+                out.append(' ""')
+                prev = "other"
+            else:
+                prev = "bar"
+        else:
+            out.append(c)
+            if c == "(":
+                prev = "lparen"
+            elif not c.isspace():
+                prev = "other"
+            i += 1
+    return "".join(out)

@@ -19,9 +19,10 @@ How the pair splits the work (vLLM composes them in a ``DelegatingParser``):
   ``get_remaining_unstreamed_args`` adds nothing; ``finish_streaming`` (vLLM calls it
   because ``engine_based_streaming`` is set) flushes held-back text and closes a call
   cut by ``max_tokens``.
-* ``tool_choice="required"`` and a named tool go through vLLM's own JSON-schema path
-  (``supports_required_and_named = True``): vLLM constrains the output to its JSON
-  array and parses it itself.
+* ``tool_choice="required"`` and a named tool keep the model's own format
+  (``supports_required_and_named = False``): ``adjust_request`` sets the request's GBNF
+  (``Request.gbnf`` in xgrammar's dialect) as vLLM's structured output, which vLLM
+  applies after the reasoning, and the output is parsed like ``auto``.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from vllm.entrypoints.generate.base.protocol import (
     ToolCall,
 )
 from vllm.reasoning.abs_reasoning_parsers import ReasoningParser
+from vllm.sampling_params import StructuredOutputsParams
 from vllm.tool_parsers.abstract_tool_parser import ToolParser
 
 from ..template import ChatTemplate, Request, StreamParser
@@ -46,6 +48,7 @@ from .common import (
     ReasoningMarkers,
     ends_within,
     find_end,
+    gbnf_for_xgrammar,
     reasoning_expected,
     reasoning_markers,
     reasoning_split,
@@ -234,11 +237,20 @@ def _tool_dicts(tools: Any) -> list[dict[str, Any]] | None:
     return out or None
 
 
+def _tool_choice(choice: Any) -> Any:
+    """vLLM's tool_choice as autoparser takes it: "auto", "none", "required" or a named-function dict."""
+    if choice is None or isinstance(choice, str):
+        return choice or "auto"
+    if hasattr(choice, "model_dump"):
+        choice = choice.model_dump(exclude_none=True)
+    return choice if isinstance(choice, dict) else "auto"
+
+
 class AutoparserToolParser(ToolParser):  # type: ignore[misc, unused-ignore]
     """The tool phase: content and tool calls after the reasoning, streamed as they commit."""
 
     engine_based_streaming = True
-    supports_required_and_named = True   # vLLM's JSON-schema path for required / named tool_choice
+    supports_required_and_named = False  # required / named: our grammar, the model's own format
     skip_reasoning_parsing = False       # vLLM sets it when no reasoning parser is configured
 
     def __init__(self, tokenizer: Any, tools: Any = None, *args: Any, **kwargs: Any) -> None:
@@ -260,8 +272,25 @@ class AutoparserToolParser(ToolParser):  # type: ignore[misc, unused-ignore]
         return self._request
 
     def adjust_request(self, request: Any) -> Any:
-        request = super().adjust_request(request)
-        return _keep_special_tokens(self.template, request)
+        """Keep special tokens; for required / named tool_choice, constrain to the native call format."""
+        request = _keep_special_tokens(self.template, request)
+        choice = _tool_choice(getattr(request, "tool_choice", None))
+        tools = _tool_dicts(getattr(request, "tools", None))
+        if not tools or not (choice == "required" or isinstance(choice, dict)):
+            return request
+        parallel = getattr(request, "parallel_tool_calls", None)
+        forced = self.template.parser_for(
+            "", tools=tools, tool_choice=choice, parallel_tool_calls=parallel is not False,
+            chat_template_kwargs=dict(getattr(request, "chat_template_kwargs", None) or {}), start="content")
+        gbnf = forced.gbnf
+        if not gbnf:
+            return request
+        request.structured_outputs = StructuredOutputsParams(grammar=gbnf_for_xgrammar(gbnf))
+        if hasattr(request, "response_format"):
+            request.response_format = None
+        if hasattr(request, "text") and not hasattr(request, "response_format"):
+            request.text = None      # Responses API: the grammar replaces a text format
+        return request
 
     def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
         msg = self.request_for(request).parse(model_output)
