@@ -39,7 +39,7 @@ from autoparser.integrations.vllm import AutoparserReasoningParser, AutoparserTo
 from autoparser.selftest import HISTORIES, PROBE_TOOLS, SCENARIOS, Scenario, _Runner, _strip_end_of_turn
 
 SHARED = turns.shared_dir()
-pytestmark = pytest.mark.skipif(SHARED is None or not (SHARED / "templates").is_dir(),
+needs_shared = pytest.mark.skipif(SHARED is None or not (SHARED / "templates").is_dir(),
                                 reason="shared template corpus not found (../shared/templates)")
 
 TEMPLATES = ["NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja", "Qwen-Qwen3-0.6B.jinja", "Qwen3-Coder.jinja",
@@ -210,6 +210,7 @@ def run_for(name: str, index: int) -> Run:
 
 
 # ------------------------------------------------------------------ tests
+@needs_shared
 def test_every_template_has_cases() -> None:
     for name in TEMPLATES:
         names = {c[0].name for c in cases(name)}
@@ -217,12 +218,14 @@ def test_every_template_has_cases() -> None:
     assert {c[0].name for c in cases(QWEN3)} >= {"reasoning", "reasoning_tool"}
 
 
+@needs_shared
 @pytest.mark.parametrize(("name", "index"), all_cases())
 def test_parse_matches_request_parse(name: str, index: int) -> None:
     run = run_for(name, index)
     same(run.parse(), run.reference, run.text)
 
 
+@needs_shared
 @pytest.mark.parametrize(("name", "index"), all_cases())
 def test_stream_matches_request_parse(name: str, index: int) -> None:
     run = run_for(name, index)
@@ -236,6 +239,7 @@ def test_stream_matches_request_parse(name: str, index: int) -> None:
         assert steps[-1].finish_reason == want
 
 
+@needs_shared
 @pytest.mark.parametrize("name", TEMPLATES)
 def test_arguments_stream_as_generated(name: str) -> None:
     """Token by token, argument text arrives before the last step (nothing is withheld to the end)."""
@@ -249,6 +253,7 @@ def test_arguments_stream_as_generated(name: str) -> None:
     assert full.startswith(sent) and len(sent) >= len(full) // 2, (sent, full)
 
 
+@needs_shared
 @pytest.mark.parametrize("name", TEMPLATES)
 def test_truncated_call_is_closed(name: str) -> None:
     """Output cut by max_tokens inside a call: the call is kept with valid JSON, as Request.parse does."""
@@ -262,6 +267,7 @@ def test_truncated_call_is_closed(name: str) -> None:
     assert json.loads(got["tool_calls"][0]["function"]["arguments"]) == {"city": "Par"}
 
 
+@needs_shared
 def test_thinking_off_skips_reasoning_phase() -> None:
     tok = tokenizer(QWEN3)
     hist = [{"role": "user", "content": "Hi"}]
@@ -275,6 +281,7 @@ def test_thinking_off_skips_reasoning_phase() -> None:
     assert got["content"] == "Hello there." and got["reasoning_content"] is None
 
 
+@needs_shared
 def test_unclosed_reasoning_stays_reasoning() -> None:
     run = Run(QWEN3, [{"role": "user", "content": "Hi"}], {}, "<think>\nStill thinking about", None)
     got, _ = run.stream([[t] for t in run.ids], finish="length")
@@ -282,6 +289,7 @@ def test_unclosed_reasoning_stays_reasoning() -> None:
     same(run.parse(), run.reference, run.text)
 
 
+@needs_shared
 def test_reasoning_end_on_token_ids() -> None:
     tok = tokenizer(QWEN3)
     rp = AutoparserReasoningParser(tok)
@@ -300,6 +308,7 @@ def test_reasoning_end_on_token_ids() -> None:
 NAMED = {"type": "function", "function": {"name": "get_weather"}}
 
 
+@needs_shared
 @pytest.mark.parametrize("name", TEMPLATES)
 @pytest.mark.parametrize("choice", ["required", "named"])
 def test_forced_tool_choice_keeps_native_format(name: str, choice: str) -> None:
@@ -325,6 +334,7 @@ def test_forced_tool_choice_keeps_native_format(name: str, choice: str) -> None:
     assert steps[-1].finish_reason == ("tool_calls" if choice == "required" else "stop")   # as OpenAI
 
 
+@needs_shared
 def test_named_tool_choice_grammar_rejects_other_tools() -> None:
     from xgrammar.testing import _is_grammar_accept_string
 
@@ -340,12 +350,14 @@ def test_named_tool_choice_grammar_rejects_other_tools() -> None:
     assert not _is_grammar_accept_string(request.structured_outputs.grammar, text.rstrip())
 
 
+@needs_shared
 def test_auto_tool_choice_is_not_constrained() -> None:
     run = Run(QWEN3, [{"role": "user", "content": "Weather?"}], {}, "", PROBE_TOOLS)
     _p, request = run.parser(stream=False)
     assert request.skip_special_tokens is False and request.structured_outputs is None
 
 
+@needs_shared
 def test_tool_choice_none_leaves_markup_as_content() -> None:
     name = "NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja"
     index = next(i for i, c in enumerate(cases(name)) if c[0].name == "tool")
@@ -385,6 +397,7 @@ def test_tokenizer_without_template_is_refused() -> None:
                                  enable_auto_tools=True, tokenizer=tok)
 
 
+@needs_shared
 def test_template_cache_is_per_digest() -> None:
     a = common.cached_template("{{ messages }}", bos_token="<s>", eos_token="</s>")
     assert common.cached_template("{{ messages }}", bos_token="<s>", eos_token="</s>") is a
