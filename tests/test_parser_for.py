@@ -41,6 +41,7 @@ def test_parser_for_does_not_render(qwen: ChatTemplate) -> None:
     assert req.prompt == "a prompt some server wrote"
     assert req.messages == []
     assert req.parse(OUTPUT).tool_calls[0].arguments == '{"location": "Paris"}'
+    assert req.gbnf and req.stop and req.parse_strict(OUTPUT).tool_calls   # grammar and decisions work too
 
 
 def test_prompt_that_switched_thinking_off(qwen: ChatTemplate) -> None:
