@@ -403,3 +403,31 @@ def test_template_cache_is_per_digest() -> None:
     assert common.cached_template("{{ messages }}", bos_token="<s>", eos_token="</s>") is a
     assert common.cached_template("{{ messages }}", bos_token="<s>", eos_token="<e>") is not a
     assert common.template_from_tokenizer(tokenizer(QWEN3)) is common.template_from_tokenizer(tokenizer(QWEN3))
+
+
+@needs_shared
+def test_responses_api_request() -> None:
+    """The Responses API drives the same parser with a ``ResponsesRequest`` (flat function tools)."""
+    from vllm.entrypoints.openai.responses.protocol import ResponsesRequest
+
+    index = next(i for i, c in enumerate(cases(QWEN3)) if c[0].name == "reasoning_tool")
+    _sc, history, kwargs, text = cases(QWEN3)[index]
+    run = Run(QWEN3, history, kwargs, text, PROBE_TOOLS)
+    tools = [{"type": "function", "name": t["function"]["name"], "parameters": t["function"]["parameters"]}
+             for t in PROBE_TOOLS]
+    request = ResponsesRequest(model="m", input="What is the weather in Paris?", tools=tools)
+    p = run.pcls(run.tok, request.tools, model_config=None)
+    p.set_prompt_token_ids(run.prompt_ids)
+    request = p.adjust_request(request) or request
+    reasoning, content, calls = p.parse(text, request, enable_auto_tools=True, model_output_token_ids=run.ids)
+    got = {"reasoning_content": reasoning, "content": content,
+           "tool_calls": [{"id": c.id, "function": {"name": c.name, "arguments": c.arguments}} for c in calls]}
+    same(got, run.reference, text)
+    p = run.pcls(run.tok, request.tools, model_config=None)
+    steps = [p.parse_delta(delta_text=run.tok.decode([t], skip_special_tokens=False), delta_token_ids=[t],
+                           request=request, prompt_token_ids=run.prompt_ids, finished=i + 1 == len(run.ids))
+             for i, t in enumerate(run.ids)]
+    same(merge([type("Step", (), {"delta": d})() for d in steps]), run.reference, text)
+    forced = ResponsesRequest(model="m", input="x", tools=tools, tool_choice="required")
+    forced = run.pcls(run.tok, forced.tools, model_config=None).adjust_request(forced)
+    assert forced.structured_outputs is not None and forced.structured_outputs.grammar
