@@ -24,6 +24,7 @@ from .analysis.model import Analysis, ToolFormat
 from .values.refs import inline_refs
 
 ReasoningFormatOption = Literal["auto", "none", "deepseek", "deepseek-legacy"]
+StartOption = Literal["auto", "reasoning", "content"]   # where output whose prompt was rendered elsewhere begins
 OpenerRole = Literal["", "section_start", "call_start", "call_name", "name_prefix"]
 _REASONING_KEYS = ("reasoning_content", "thinking", "reasoning")
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
@@ -151,7 +152,7 @@ class RequestPlan:
 
 # ---------------------------------------------------------------- building a plan
 def make_plan(analysis: Analysis, options: RequestOptions, *, prompt: str, eos_token: str = "",
-              id_prefix: str = "call_", start: Literal["auto", "reasoning", "content"] = "auto") -> RequestPlan:
+              id_prefix: str = "call_", start: StartOption = "auto") -> RequestPlan:
     """The plan for one request whose rendered prompt is ``prompt``.
 
     ``start`` overrides where the output begins when the prompt was rendered elsewhere and
@@ -218,16 +219,16 @@ def _answer_plan(rf: Mapping[str, Any] | None) -> AnswerPlan:
 
 
 # ---------------------------------------------------------------- reasoning state
-def _reasoning_plan(a: Analysis, options: RequestOptions, prompt: str,
-                    start: Literal["auto", "reasoning", "content"]) -> ReasoningPlan:
+def _reasoning_plan(a: Analysis, options: RequestOptions, prompt: str, start: StartOption) -> ReasoningPlan:
     r = a.reasoning
     if r.mode == "none":
         return ReasoningPlan()
-    open_, off, prefix = prompt_reasoning_state(a, options, prompt)
-    if start == "reasoning":
-        open_, off = True, False
-    elif start == "content" and open_:
-        open_, prefix = False, ""
+    if start == "reasoning":        # the caller knows: output begins inside the reasoning block
+        open_, off, prefix = True, False, r.start.strip()
+    elif start == "content":        # ... or after it (its reasoning phase was handled elsewhere)
+        open_, off, prefix = False, False, ""
+    else:
+        open_, off, prefix = prompt_reasoning_state(a, options, prompt)
     final = options.final_assistant
     if final is not None and not final.get("content") and any(final.get(k) for k in _REASONING_KEYS):
         open_, off = True, False   # the model goes on with the reasoning it started
@@ -344,4 +345,4 @@ def _collides(call_start: str, a: Analysis) -> bool:
 
 
 __all__ = ["AnswerPlan", "ContentPlan", "Opener", "Prefill", "ReasoningPlan", "RequestOptions", "RequestPlan",
-           "ToolPlan", "make_plan", "named_tool", "opener"]
+           "StartOption", "ToolPlan", "make_plan", "named_tool", "opener"]

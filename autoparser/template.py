@@ -14,7 +14,7 @@ from . import sources
 from .analysis import analyze
 from .analysis.model import Analysis
 from .errors import AutoparserError, ExportError
-from .plan import ReasoningFormatOption, RequestOptions, RequestPlan, make_plan
+from .plan import ReasoningFormatOption, RequestOptions, RequestPlan, StartOption, make_plan
 from .render import Renderer, RenderLimits
 from .render.compat import render_compat
 from .runtime.engine import Engine
@@ -89,6 +89,22 @@ class ChatTemplate:
                        parallel_tool_calls=parallel_tool_calls, reasoning_format=reasoning_format,
                        response_format=response_format)
 
+    def parser_for(self, prompt: str, *, tools: list[dict[str, Any]] | None = None, tool_choice: Any = "auto",
+                   parallel_tool_calls: bool = True, reasoning_format: ReasoningFormatOption = "auto",
+                   response_format: dict[str, Any] | None = None,
+                   chat_template_kwargs: dict[str, Any] | None = None, start: StartOption = "auto") -> Request:
+        """The parser for output whose prompt was rendered elsewhere (a server's own renderer).
+
+        ``prompt`` is the rendered prompt text (decoded with special tokens kept); it is not
+        rendered again. ``start`` fixes where the output begins: ``"auto"`` reads it from the
+        prompt's end (as ``apply`` does), ``"reasoning"`` inside an open reasoning block,
+        ``"content"`` after reasoning (the reasoning phase was handled elsewhere).
+        """
+        return Request(self, [], tools=tools, add_generation_prompt=True, continue_final_message=False,
+                       chat_template_kwargs=chat_template_kwargs or {}, tool_choice=tool_choice,
+                       parallel_tool_calls=parallel_tool_calls, reasoning_format=reasoning_format,
+                       response_format=response_format, prompt=prompt, start=start)
+
     def __repr__(self) -> str:
         return f"ChatTemplate({self.name!r})"
 
@@ -99,7 +115,8 @@ class Request:
     def __init__(self, template: ChatTemplate, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None,
                  add_generation_prompt: bool, continue_final_message: bool, chat_template_kwargs: dict[str, Any],
                  tool_choice: Any, parallel_tool_calls: bool, reasoning_format: str,
-                 response_format: dict[str, Any] | None) -> None:
+                 response_format: dict[str, Any] | None, prompt: str | None = None,
+                 start: StartOption = "auto") -> None:
         if continue_final_message and add_generation_prompt and messages and \
                 messages[-1].get("role") == "assistant":
             add_generation_prompt = False
@@ -111,10 +128,10 @@ class Request:
             chat_template_kwargs=MappingProxyType(dict(chat_template_kwargs)), tool_choice=tool_choice,
             parallel_tool_calls=parallel_tool_calls, reasoning_format=reasoning_format,
             response_format=response_format)
-        self.prompt = self._render(options)
+        self.prompt = self._render(options) if prompt is None else prompt
         self.plan: RequestPlan = make_plan(self.analysis, options, prompt=self.prompt,
                                            eos_token=template.renderer.eos_token,
-                                           id_prefix=f"call_{secrets.token_hex(4)}_")
+                                           id_prefix=f"call_{secrets.token_hex(4)}_", start=start)
 
     # ------------------------------------------------------------ the request as given
     @property
