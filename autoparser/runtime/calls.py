@@ -10,6 +10,8 @@ MiniMax, DeepSeek). Both consume each character once and report
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import regex
@@ -59,11 +61,10 @@ def _skip_ws(buf: str, i: int) -> int:
 class _ArgsStream:
     """Streams one JSON value's raw text as argument fragments, up to the scanner's commit point."""
 
-    def __init__(self, engine: Engine, index: int | None, sink: Any = None) -> None:
+    def __init__(self, engine: Engine, sink: Callable[[str], None]) -> None:
         self.engine = engine
-        self.index = index
         self.sent = 0
-        self.sink = sink   # where fragments go; defaults to the engine
+        self.sink = sink   # where fragments go: the engine's call, or the reader (which may hold them)
         self.mend = StringMender()
 
     def push(self, scanner: JsonScanner, start: int, end: int | None) -> None:
@@ -74,10 +75,7 @@ class _ArgsStream:
             if self.mend.mended and not mended:
                 self.engine.warn("tool arguments held raw control characters or stray backslashes "
                                  "in strings; they were escaped")
-            if self.sink is not None:
-                self.sink(fragment)
-            else:
-                self.engine.call_args(self.index, fragment)
+            self.sink(fragment)
             self.sent = limit - start
 
 
@@ -87,6 +85,8 @@ class JsonCallReader(CallReader):
     def __init__(self, engine: Engine, fmt: ToolFormat) -> None:
         self.engine = engine
         self.fmt = fmt
+        if fmt.json is None:
+            raise ValueError("a JSON tool format needs its JSON layout")
         self.layout = fmt.json
         self.scanner = JsonScanner(python=fmt.python_literals,
                                    track_depth=max(len(self.layout.name_path), len(self.layout.args_path),
@@ -96,6 +96,7 @@ class JsonCallReader(CallReader):
         self.index: int | None = None
         self.args: _ArgsStream | None = None
         self.name: str | None = None
+        self._args_path: tuple[object, ...] = ()   # where the arguments sit, once the name is read
         self.not_a_call: int | None = None   # where the text stopped fitting a call that was never announced
 
     def can_start(self, buf: str, pos: int) -> bool:
@@ -136,7 +137,7 @@ class JsonCallReader(CallReader):
             return "done", self.start + self.scanner.commit if self.start is not None else len(buf)
         return "bad", len(buf) if self.start is None else self.start + self.scanner.pos
 
-    def _name_path(self) -> tuple[Any, ...] | None:
+    def _name_path(self) -> tuple[object, ...] | None:
         if not self.layout.name_is_key:
             return self.layout.name_path
         for path in self.scanner.spans:
@@ -154,6 +155,7 @@ class JsonCallReader(CallReader):
                 if sc.text[sc.spans[path][0]] != "{":
                     # {"NAME": {ARGS}}: a key whose value is no object names no call (a flat argument
                     # object written without its name); deterministic cut, whatever the chunking
+                    assert self.start is not None   # the scanner reads only once the object started
                     self.not_a_call = self.start + sc.spans[path][0]
                     return
                 self.name = str(path[0])
@@ -183,12 +185,13 @@ class JsonCallReader(CallReader):
                         call_id = str(json.loads(python_to_json(raw_id)))
                     except ValueError:
                         call_id = raw_id.strip("\"'")
-            self.index = self.engine.call_header(self.name, call_id)
-            self.args = _ArgsStream(self.engine, self.index)
+            self._announce(self.name, call_id)
+        index, args = self.index, self.args
+        assert index is not None and args is not None   # set together by _announce
         span = sc.spans.get(self._args_path)
         if span is None:
             if end is not None:
-                self.engine.call_args(self.index, self._unread_as_args())
+                self.engine.call_args(index, self._unread_as_args())
             return
         if end is not None:
             self._unread_as_content()
@@ -196,19 +199,26 @@ class JsonCallReader(CallReader):
         first = sc.text[start]
         if first in "\"'" or self.fmt.python_literals:
             # a JSON string holding JSON, or Python literals: convert once complete
-            if stop is not None and self.args.sent == 0:
+            if stop is not None and args.sent == 0:
                 raw = sc.text[start:stop]
-                self.engine.call_args(self.index, _args_text(raw, self.fmt.python_literals))
-                self.args.sent = stop - start
+                self.engine.call_args(index, args_text(raw, self.fmt.python_literals))
+                args.sent = stop - start
             return
-        self.args.push(sc, start, stop)
+        args.push(sc, start, stop)
+
+    def _announce(self, name: str, call_id: str) -> tuple[int, _ArgsStream]:
+        """The call's header goes out; its arguments stream to it from now on."""
+        index = self.engine.call_header(name, call_id)
+        args = _ArgsStream(self.engine, partial(self.engine.call_args, index))
+        self.index, self.args = index, args
+        return index, args
 
     def _unread(self) -> list[tuple[object, str]]:
         """The call object's complete members that no layout path reads, as (key, raw value) pairs."""
         sc, layout = self.scanner, self.layout
         read = [p for p in (self._name_path() if layout.name_is_key else layout.name_path,
                             self._args_path, layout.id_path) if p]
-        out = []
+        out: list[tuple[object, str]] = []
         for path, (start, stop) in sc.spans.items():
             if not path or stop < 0 or path[-1] in _ENVELOPE_KEYS:
                 continue
@@ -230,7 +240,7 @@ class JsonCallReader(CallReader):
         else:
             raw = "{" + ", ".join(f"{json.dumps(str(k), ensure_ascii=False)}: {v}" for k, v in members) + "}"
         if self.fmt.python_literals:
-            return _args_text(raw, True)
+            return args_text(raw, True)
         return StringMender()(raw)
 
     def _unread_as_content(self) -> None:
@@ -246,32 +256,31 @@ class JsonCallReader(CallReader):
             self.name = sc.keys[0]   # '{"get_weather"' or '{"get_weather":': the key is the name
             self._args_path = (self.name,)
         if self.index is None and self.name is not None:
-            self.index = self.engine.call_header(self.name, "")
-            self.args = _ArgsStream(self.engine, self.index)
-        if self.index is None or self.args is None:
+            self._announce(self.name, "")
+        index, args = self.index, self.args
+        if index is None or args is None:
             return
-        sc = self.scanner
-        self.engine.msg.tool_calls[self.index].truncated = True
-        span = sc.spans.get(getattr(self, "_args_path", ()))
+        self.engine.msg.tool_calls[index].truncated = True
+        span = sc.spans.get(self._args_path)
         if span is None:
-            if not self.engine.has_args(self.index):
-                self.engine.call_args(self.index, "{}")
+            if not self.engine.has_args(index):
+                self.engine.call_args(index, "{}")
             return
         if span[1] >= 0:   # the arguments were complete: send what was held back
             raw = sc.text[span[0]:span[1]]
             if raw[:1] in "\"'" or self.fmt.python_literals:
-                if not self.engine.has_args(self.index):
-                    self.engine.call_args(self.index, _args_text(raw, self.fmt.python_literals))
+                if not self.engine.has_args(index):
+                    self.engine.call_args(index, args_text(raw, self.fmt.python_literals))
             else:
-                self.args.push(sc, span[0], span[1])
+                args.push(sc, span[0], span[1])
             return
         if sc.text[span[0]] in "\"'" or self.fmt.python_literals:
             raw = sc.text[span[0]:sc.commit] + _closing_within(sc, len(self._args_path))
-            self.engine.call_args(self.index, _args_text(raw, self.fmt.python_literals) if raw.strip() else "{}")
+            self.engine.call_args(index, args_text(raw, self.fmt.python_literals) if raw.strip() else "{}")
         else:
-            self.args.push(sc, span[0], None)
-            self.engine.call_args(self.index, _closing_within(sc, len(self._args_path)))
-        self.engine.msg.tool_calls[self.index].truncated = True
+            args.push(sc, span[0], None)
+            self.engine.call_args(index, _closing_within(sc, len(self._args_path)))
+        self.engine.msg.tool_calls[index].truncated = True
 
 
 _CDATA = "<![CDATA["
@@ -293,7 +302,7 @@ def _closing_within(sc: JsonScanner, depth: int) -> str:
     return (sc._quote if sc.commit_in_string else "") + "".join(reversed(inner))
 
 
-def _args_text(raw: str, python: bool) -> str:
+def args_text(raw: str, python: bool) -> str:
     """Arguments given as a JSON string, or as Python literals, turned into a JSON object text."""
     text = python_to_json(raw) if python else raw
     try:
@@ -399,7 +408,7 @@ class TaggedCallReader(CallReader):
                 if not final and len(buf) - i > 256:
                     return "bad", pos
                 return "more", pos   # at the end of the output: the name may be cut
-            if not final and self._cut_stop_before(buf, i, m.start()):
+            if not final and self._cut_stop_before(self.p_name_stop, buf, i, m.start()):
                 return "more", pos
             end = m.start()   # at the end, a cut marker after the name still ends it
         else:
@@ -419,12 +428,12 @@ class TaggedCallReader(CallReader):
         self.phase = "name_suffix"
         return "next", end
 
-    def _cut_stop_before(self, buf: str, i: int, at: int) -> bool:
+    def _cut_stop_before(self, stop: regex.Pattern[str], buf: str, i: int, at: int) -> bool:
         """A stop marker begins before ``at`` and runs to the end of the text (``regex`` prefers the
         complete match at ``at``, as ``<`` inside ``">]<`` of ``">]<]minimax[>[``)."""
         for j in range(i, at):
             if buf[j] in self._stop_firsts:
-                p = self.p_name_stop.match(buf, j, partial=True)
+                p = stop.match(buf, j, partial=True)
                 if p is not None and p.partial:
                     return True
         return False
@@ -477,11 +486,12 @@ class TaggedCallReader(CallReader):
         else:
             self.engine.call_args(self.index, fragment)
 
-    def _announce(self) -> None:
-        self.index = self.engine.call_header(self.name, self.call_id)
+    def _announce(self) -> int:
+        index = self.index = self.engine.call_header(self.name, self.call_id)
         for fragment in self._held:
-            self.engine.call_args(self.index, fragment)
+            self.engine.call_args(index, fragment)
         self._held = []
+        return index
 
     def _args_begin(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
         if self.index is None and self.fmt.id_position != "after_args":
@@ -510,7 +520,7 @@ class TaggedCallReader(CallReader):
             return "next", pos
         self.scanner = JsonScanner(python=self.fmt.python_literals or self.fmt.args == "python", track_depth=0)
         self.args_start = i
-        self.args = _ArgsStream(self.engine, self.index, self._args)
+        self.args = _ArgsStream(self.engine, self._args)
         self.phase = "json_args"
         return "next", i
 
@@ -529,7 +539,7 @@ class TaggedCallReader(CallReader):
                 self.args.push(sc, 0, None)
             return "more", len(buf)
         if python:
-            self._args(_args_text(sc.text[:end], True))
+            self._args(args_text(sc.text[:end], True))
         else:
             self.args.push(sc, 0, end)
         self.scanner = None
@@ -554,7 +564,9 @@ class TaggedCallReader(CallReader):
             text, used = read_partial_literal(buf[self.args_start:stop], lit.quotes, lit.kv_sep, self._keys())
             self._args(self._typed_literal(text))
             if cut is None:
-                self.engine.msg.tool_calls[self.index].truncated = True
+                # an id written after the arguments never came: the call goes out without it
+                index = self.index if self.index is not None else self._announce()
+                self.engine.msg.tool_calls[index].truncated = True
             self.phase = "close"
             return "next", self.args_start + used
         if self.literal_end.unbalanced:
@@ -745,7 +757,7 @@ class TaggedCallReader(CallReader):
             self._args('"')
             return
         raw = "".join(self.value_parts)
-        self._args(_typed_value(raw, self._schema_for(self.key)))
+        self._args(typed_value(raw, self._schema_for(self.key)))
 
     def _schema_for(self, key: str) -> dict[str, Any]:
         schema = self.engine.spec.tool_schemas.get(self.name) or {}
@@ -753,22 +765,24 @@ class TaggedCallReader(CallReader):
         return prop if isinstance(prop, dict) else {}
 
     def truncate(self) -> None:
-        if self.index is None:
+        index = self.index
+        if index is None:
             if self.phase in ("name_prefix", "id_first", "name"):
                 return
-            self._announce()
-        if self.phase in ("name_suffix", "id_after", "args_begin") and not self.engine.has_args(self.index):
+            index = self._announce()
+        if self.phase in ("name_suffix", "id_after", "args_begin") and not self.engine.has_args(index):
             self._args("{}")
-            self.engine.msg.tool_calls[self.index].truncated = True
+            self.engine.msg.tool_calls[index].truncated = True
             return
         if self.phase == "literal_args":   # the literal reader reads its end itself when final
             lit = self.fmt.literal
+            assert lit is not None   # the literal phase runs only for a format with a literal
             self._args(self._typed_literal(read_partial_literal(self.engine.buf[self.args_start:],
                                                                 lit.quotes, lit.kv_sep, self._keys())[0]))
         elif self.phase == "json_args" and self.scanner is not None and self.args is not None:
             if self.scanner.python:
                 raw = self.scanner.text[:self.scanner.commit] + self.scanner.closing()
-                self._args(_args_text(raw, True) if raw.strip() else "{}")
+                self._args(args_text(raw, True) if raw.strip() else "{}")
             else:
                 self.args.push(self.scanner, 0, None)
                 self._args(self.scanner.closing())
@@ -778,12 +792,12 @@ class TaggedCallReader(CallReader):
             if self.value_is_string:
                 self._args('"')
             else:
-                self._args(_typed_value("".join(self.value_parts), self._schema_for(self.key)))
+                self._args(typed_value("".join(self.value_parts), self._schema_for(self.key)))
             self._args("}")
-        self.engine.msg.tool_calls[self.index].truncated = True
+        self.engine.msg.tool_calls[index].truncated = True
 
 
-def _typed_value(raw: str, schema: dict[str, Any]) -> str:
+def typed_value(raw: str, schema: dict[str, Any]) -> str:
     """A tagged value as JSON, typed by the argument's schema when there is one."""
     text = raw
     types = schema.get("type")
@@ -807,3 +821,8 @@ def _typed_value(raw: str, schema: dict[str, Any]) -> str:
             return json.dumps(value, ensure_ascii=False)
         return json.dumps(value, ensure_ascii=False)
     return json.dumps(text, ensure_ascii=False)
+
+
+# the former private names, still imported by grammar/peg.py (to be removed once it uses the public ones)
+_args_text = args_text
+_typed_value = typed_value
