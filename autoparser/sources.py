@@ -411,6 +411,9 @@ def load_path(path: str | Path, *, template_name: str | None = None, bos_token: 
 
 def _override(source: TemplateSource, *, bos_token: str | None, eos_token: str | None) -> TemplateSource:
     """Replace BOS/EOS where the caller gave them."""
-    changes = {k: v for k, v in (("bos_token", bos_token), ("eos_token", eos_token)) if v is not None}
-    return replace(source, **changes) if changes else source
+    if bos_token is not None:
+        source = replace(source, bos_token=bos_token)
+    if eos_token is not None:
+        source = replace(source, eos_token=eos_token)
+    return source
 

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 SCHEMA_VERSION = 1
 
 ReasoningMode = Literal["none", "tagged", "delimiter"]
+ReasoningScope = Literal["always", "tools_only"]
 ToolStyle = Literal["none", "json", "tagged"]
 ArgsStyle = Literal["json", "tagged", "python", "literal"]
 IdPosition = Literal["none", "json", "before_name", "after_name", "after_args"]
@@ -42,7 +46,7 @@ class ReasoningFormat:
     mode: ReasoningMode = "none"
     start: str = ""                  # opening marker as rendered ("<think>\n")
     end: str = ""                    # closing marker as rendered ("\n</think>\n\n")
-    scope: Literal["always", "tools_only"] = "always"   # Command-R7b renders reasoning only with tool calls
+    scope: ReasoningScope = "always"   # Command-R7b renders reasoning only with tool calls
     prefilled: bool = False          # the generation prompt itself opens the block (QwQ, R1-Distill)
     off_kwargs: dict[str, Any] = field(default_factory=dict)   # chat_template_kwargs that switch it off
     on_kwargs: dict[str, Any] = field(default_factory=dict)    # ... and on
@@ -111,8 +115,8 @@ class ToolFormat:
     id_position: IdPosition = "none"
     id_prefix: str = ""
     id_suffix: str = ""
-    name_in_id: str = ""
-    id_from_header: bool = False     # the template writes the id as text around the name ("functions.NAME:0")             # regex with a `name` group when the id carries the name (Kimi-K2)
+    name_in_id: str = ""             # regex with a `name` group when the id carries the name (Kimi-K2)
+    id_from_header: bool = False     # the template writes the id as text around the name ("functions.NAME:0")
     python_literals: bool = False    # arguments use Python literals ('x', True, None)
 
 
@@ -135,7 +139,7 @@ class Analysis:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (tuples become lists)."""
-        return _plain(dataclasses.asdict(self))
+        return {k: _plain(v) for k, v in dataclasses.asdict(self).items()}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Analysis:
@@ -168,10 +172,11 @@ def _plain(x: Any) -> Any:
     return x
 
 
-def _build(cls: Any, data: Any) -> Any:
-    if not dataclasses.is_dataclass(cls) or not isinstance(data, dict):
-        return data
-    kwargs = {}
+_D = TypeVar("_D", bound="DataclassInstance")
+
+
+def _build(cls: type[_D], data: dict[str, Any]) -> _D:
+    kwargs: dict[str, Any] = {}
     hints = {f.name: f for f in fields(cls)}
     for name, value in data.items():
         f = hints.get(name)
@@ -181,16 +186,16 @@ def _build(cls: Any, data: Any) -> Any:
     return cls(**kwargs)
 
 
-_NESTED = {"Capabilities": Capabilities, "ReasoningFormat": ReasoningFormat, "ContentFormat": ContentFormat,
-           "ToolFormat": ToolFormat, "JsonLayout": JsonLayout, "TaggedArgs": TaggedArgs,
-           "LiteralArgs": LiteralArgs}
+_NESTED: dict[str, type[DataclassInstance]] = {
+    "Capabilities": Capabilities, "ReasoningFormat": ReasoningFormat, "ContentFormat": ContentFormat,
+    "ToolFormat": ToolFormat, "JsonLayout": JsonLayout, "TaggedArgs": TaggedArgs, "LiteralArgs": LiteralArgs}
 
 
 def _convert(type_name: Any, value: Any) -> Any:
     text = str(type_name)
     for name, klass in _NESTED.items():
         if text.startswith(name):
-            return None if value is None else _build(klass, value)
+            return _build(klass, value) if isinstance(value, dict) else value   # None stays None
     if text.startswith("tuple") and isinstance(value, list):
         return tuple(value)
     return value

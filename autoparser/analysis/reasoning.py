@@ -10,16 +10,25 @@ generation prompt is paired with the closing marker the template source names.
 
 from __future__ import annotations
 
+from typing import Any, TypedDict
+
 import regex
 
 from ..diff.split import MARKER, first_marker
 from ..probes import needles as N
 from ..probes.prober import Prober
-from .model import ReasoningFormat
+from .model import ReasoningFormat, ReasoningMode, ReasoningScope
 
 THINKING_KWARGS = ("enable_thinking", "thinking")
 # a marker that names the speaker is a role header (Apertus "<|assistant_start|>"), not a reasoning opener
 _ROLE = regex.compile(r"assistant|model|bot|gpt|ai\b", regex.IGNORECASE)
+
+
+class _Toggles(TypedDict):
+    """The thinking switch of a ``ReasoningFormat`` (its ``off_kwargs`` and ``on_kwargs``)."""
+
+    off_kwargs: dict[str, Any]
+    on_kwargs: dict[str, Any]
 
 
 def closing_candidates(start: str) -> list[str]:
@@ -164,11 +173,12 @@ def analyze_reasoning(pr: Prober, source: str, content_start: str = "") -> Reaso
     on_kw, off_kw = _toggle(pr)
     gp_on = pr.generation_prompt(**on_kw)
     gp_off = pr.generation_prompt(**off_kw) if off_kw else gp_on
-    toggles = {"off_kwargs": off_kw if gp_off != gp_on else {}, "on_kwargs": on_kw if gp_off != gp_on else {}}
+    toggles: _Toggles = {"off_kwargs": off_kw if gp_off != gp_on else {},
+                         "on_kwargs": on_kw if gp_off != gp_on else {}}
     prompt = pr.prompt(**on_kw) or ""
     base = pr.render(pr.history, None, False, **on_kw) or ""
     content_full = pr.full({"role": "assistant", "content": N.ASSISTANT}, **on_kw)
-    scope = "always"
+    scope: ReasoningScope = "always"
     full = pr.full({"role": "assistant", "content": N.ASSISTANT, "reasoning_content": N.REASONING}, **on_kw)
     if not full or N.REASONING not in full:
         # Mistral's convention: reasoning as a "thinking" content chunk
@@ -194,7 +204,7 @@ def analyze_reasoning(pr: Prober, source: str, content_start: str = "") -> Reaso
         end = _find_end(after[:a] if a >= 0 else after, a >= 0, content_start)
         if not end.strip():
             return ReasoningFormat()
-        mode = "tagged" if start.strip() else "delimiter"
+        mode: ReasoningMode = "tagged" if start.strip() else "delimiter"
         prefilled = bool(start.strip()) and gp_on.rstrip().endswith(start.strip())
         return ReasoningFormat(mode=mode, start=start, end=end, scope=scope, prefilled=prefilled, **toggles)
     # reasoning dropped from history: read the generation prompt
@@ -221,7 +231,7 @@ def analyze_reasoning(pr: Prober, source: str, content_start: str = "") -> Reaso
 _TAG_PAIR = regex.compile(r"<(\w{2,20})>(?:[^<]{0,80})</\1>")
 
 
-def declared_tags(pr: Prober, on_kw: dict, off_kw: dict) -> dict[str, tuple[str, str]]:
+def declared_tags(pr: Prober, on_kw: dict[str, Any], off_kw: dict[str, Any]) -> dict[str, tuple[str, str]]:
     """Tag pairs the template's thinking-on instructions tell the model to write (Granite 3.3).
 
     Only text that thinking switches on counts: ``<think></think>`` becomes the
@@ -259,11 +269,11 @@ def _empty_block(gp: str) -> tuple[str, str] | None:
     return None
 
 
-def _toggle(pr: Prober) -> tuple[dict, dict]:
+def _toggle(pr: Prober) -> tuple[dict[str, Any], dict[str, Any]]:
     """The chat_template_kwargs that switch thinking on and off, found by rendering."""
     for key in THINKING_KWARGS:
-        on = pr.generation_prompt(**{key: True})
-        off = pr.generation_prompt(**{key: False})
-        if on != off:
-            return {key: True}, {key: False}
+        on_kw: dict[str, Any] = {key: True}
+        off_kw: dict[str, Any] = {key: False}
+        if pr.generation_prompt(**on_kw) != pr.generation_prompt(**off_kw):
+            return on_kw, off_kw
     return {"enable_thinking": True}, {}

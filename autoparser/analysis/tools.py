@@ -12,6 +12,7 @@ read from renders with one and two arguments.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -162,7 +163,7 @@ def json_layout(obj: dict[str, Any], args_string: bool) -> JsonLayout | None:
                 id_path = (k,)
                 break
     keys = list(obj.keys())
-    id_after = bool(id_path) and not name_is_key and id_path[0] in keys and args_path[0] in keys \
+    id_after = id_path is not None and len(id_path) > 0 and not name_is_key and id_path[0] in keys and args_path[0] in keys \
         and keys.index(id_path[0]) > keys.index(args_path[0])
     return JsonLayout(name_path=tuple(name_path), args_path=tuple(args_path), id_path=tuple(id_path or ()),
                       name_is_key=name_is_key, args_as_string=args_string, id_after_args=id_after)
@@ -367,7 +368,7 @@ def _read_turns(turns: CallTurns, eot_text: str) -> tuple[ToolFormat, list[str]]
     return _tagged_style(turns, name_at, base, eot_text, notes), notes
 
 
-def _second_core(two: str | None, finder: Any) -> tuple[int, int] | None:
+def _second_core(two: str | None, finder: Callable[[str, int, int], tuple[int, int] | None]) -> tuple[int, int] | None:
     if two is None or two.count(NM) < 2:
         return None
     first = two.index(NM)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator
 from typing import Any, TextIO
 
 from ._common import (
@@ -65,7 +66,7 @@ def build_request(args: argparse.Namespace, **extra: Any) -> Any:
                       parallel_tool_calls=not args.no_parallel_tool_calls, **extra)
 
 
-def _chunks(stream: TextIO, size: int):
+def _chunks(stream: TextIO, size: int) -> Iterator[str]:
     while True:
         chunk = stream.read(size)
         if not chunk:

@@ -50,7 +50,9 @@ def coerce(value: Any, schema: dict[str, Any] | None) -> Any:
                 value = parsed
                 break
     if isinstance(value, dict):
-        props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        props = schema.get("properties")
+        if not isinstance(props, dict):
+            props = {}
         return {k: coerce(v, props.get(k)) for k, v in value.items()}
     if isinstance(value, list) and isinstance(schema.get("items"), dict):
         return [coerce(v, schema["items"]) for v in value]

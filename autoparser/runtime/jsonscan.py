@@ -255,9 +255,10 @@ def _decode_key(raw: str) -> str:
     import json
 
     try:
-        return json.loads('"' + raw + '"')
+        key = json.loads('"' + raw + '"')
     except ValueError:
         return raw
+    return key if isinstance(key, str) else raw   # a quoted text decodes to a string
 
 
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?\Z")
