@@ -14,7 +14,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
+
+import regex
 
 from ..diff.split import MARKER, common_prefix_len, fix_prefix_end, shared_prefix, shared_suffix
 from ..probes import needles as N
@@ -23,7 +25,7 @@ from ..runtime import markers as mk
 from ..runtime.jsonscan import JsonScanner
 from ..runtime.literal import LiteralEnd, literal_value
 from ..runtime.pyliteral import python_to_json
-from .model import JsonLayout, LiteralArgs, TaggedArgs, ToolFormat
+from .model import ArgsStyle, IdPosition, JsonLayout, LiteralArgs, TaggedArgs, ToolFormat, ToolStyle
 
 NM, IM = N.NAME_MARK, N.ID_MARK
 
@@ -77,7 +79,7 @@ def render_call_turn(pr: Prober, content: str) -> str | None:
     return None
 
 
-def last_marker_in(text: str, start: int = 0, end: int | None = None) -> Any:
+def last_marker_in(text: str, start: int = 0, end: int | None = None) -> regex.Match[str] | None:
     """The last marker in ``text[start:end]``, or None."""
     found = None
     for found in MARKER.finditer(text, start, len(text) if end is None else end):  # noqa: B007
@@ -284,8 +286,6 @@ def analyze_tools(pr: Prober, eot_text: str, reasoning_end: str = "",
 
 def _wordy(prefix: str, suffix: str) -> bool:
     """Text glued to the name that is not a marker: ``functions.`` before, ``:0`` after."""
-    import regex
-
     return bool(regex.search(r"\w\.\Z", prefix)) and bool(regex.match(r":\d", suffix))
 
 
@@ -423,16 +423,17 @@ def _tagged_style(turns: CallTurns, name_at: int, base: int, eot_text: str, note
         body = _strip_tail(rest, eot_text)
         rest = ""
     call_start, name_prefix = _split_before_name(prefix)
-    id_position, id_suffix = "none", ""
+    id_position: IdPosition = "none"
+    id_suffix = ""
     if IM in call_start:
         j = call_start.index(IM)
         call_start, id_suffix = call_start[:j], call_start[j + 1:]
         id_position = "before_name"
     section_end = _strip_tail(rest, eot_text)
     section_end = section_end if section_end.strip() else ""
-    fmt: dict[str, Any] = dict(style="tagged", section_start=section_start if section_start.strip() else "",
-                               section_end=section_end, call_start=call_start, separator=sep,
-                               name_prefix=name_prefix, id_position=id_position, id_suffix=id_suffix)
+    fmt: _TaggedFields = {"style": "tagged", "section_start": section_start if section_start.strip() else "",
+                          "section_end": section_end, "call_start": call_start, "separator": sep,
+                          "name_prefix": name_prefix, "id_position": id_position, "id_suffix": id_suffix}
     # arguments: JSON / Python object, or tagged pairs
     a = body.find("{")
     arg_at = body.find(N.ARG1)
@@ -445,33 +446,51 @@ def _tagged_style(turns: CallTurns, name_at: int, base: int, eot_text: str, note
         a = body.find("{", a + 1)
     if got is not None:
         before_args, after_args = body[:a], body[got[0]:]
-        fmt.update(args="python" if got[2] else "json", python_literals=got[2], call_close=after_args)
-        fmt.update(_split_id(before_args, fmt))
+        fmt.update({"args": "python" if got[2] else "json", "python_literals": got[2], "call_close": after_args})
+        fmt.update(_split_id(before_args))
         if IM in after_args:   # the id follows the arguments: what follows the id closes the call
             j = after_args.index(IM)
-            fmt.update(id_position="after_args", id_prefix=after_args[:j], id_suffix=after_args[j + 1:],
-                       call_close="")
+            fmt.update({"id_position": "after_args", "id_prefix": after_args[:j], "id_suffix": after_args[j + 1:],
+                        "call_close": ""})
         return ToolFormat(**fmt)
     literal = _literal_args(body)
     if literal is not None:
         syntax, a0, a1 = literal
-        fmt.update(args="literal", literal=syntax, call_close=body[a1:])
-        fmt.update(_split_id(body[:a0], fmt))
+        fmt.update({"args": "literal", "literal": syntax, "call_close": body[a1:]})
+        fmt.update(_split_id(body[:a0]))
         return ToolFormat(**fmt)
     if arg_at < 0:
         notes.append("tool arguments are not rendered")
-        fmt.update(name_suffix=body, args="json")
+        fmt.update({"name_suffix": body, "args": "json"})
         return ToolFormat(**fmt)
     tagged, name_suffix, close = _tagged_args(body, turns.two_args, turns.typed_args)
-    fmt.update(args="tagged", tagged=tagged, call_close=close)
-    fmt.update(_split_id(name_suffix, fmt))
+    fmt.update({"args": "tagged", "tagged": tagged, "call_close": close})
+    fmt.update(_split_id(name_suffix))
     return ToolFormat(**fmt)
+
+
+class _TaggedFields(TypedDict, total=False):
+    """The ``ToolFormat`` fields a tagged-style analysis fills in, step by step."""
+
+    style: ToolStyle
+    section_start: str
+    section_end: str
+    call_start: str
+    separator: str
+    name_prefix: str
+    name_suffix: str
+    args: ArgsStyle
+    tagged: TaggedArgs
+    literal: LiteralArgs
+    python_literals: bool
+    call_close: str
+    id_position: IdPosition
+    id_prefix: str
+    id_suffix: str
 
 
 def _literal_args(body: str) -> tuple[LiteralArgs, int, int] | None:
     """Arguments written as ``{k:Q v Q}`` or ``(k=Q v Q)`` with some string quote Q."""
-    import regex
-
     k = body.find(N.ARG1)
     v = body.find(N.VAL1, k)
     if k < 0 or v < 0:
@@ -501,7 +520,7 @@ def _literal_args(body: str) -> tuple[LiteralArgs, int, int] | None:
             opener_at, opener_at + end)
 
 
-def _split_id(before_args: str, fmt: dict[str, Any]) -> dict[str, Any]:
+def _split_id(before_args: str) -> _TaggedFields:
     """Text between name and arguments: a name suffix, or an id framed by markers."""
     if IM not in before_args:
         return {"name_suffix": before_args}

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterator
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ._common import (
     CliError,
@@ -27,6 +27,9 @@ from ._common import (
     template_from_args,
     tool_choice,
 )
+
+if TYPE_CHECKING:
+    from ..template import Request
 
 HELP = "parse model output from stdin into a message (--stream: deltas as JSON lines)"
 
@@ -57,7 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--prompt", action="store_true", help="print the rendered prompt to stderr first")
 
 
-def build_request(args: argparse.Namespace, **extra: Any) -> Any:
+def build_request(args: argparse.Namespace, **extra: Any) -> Request:
     tmpl = template_from_args(args)
     tools = read_tools(args.tools)
     messages = read_messages(args.messages)

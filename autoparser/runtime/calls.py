@@ -206,12 +206,10 @@ class JsonCallReader(CallReader):
             return
         args.push(sc, start, stop)
 
-    def _announce(self, name: str, call_id: str) -> tuple[int, _ArgsStream]:
+    def _announce(self, name: str, call_id: str) -> None:
         """The call's header goes out; its arguments stream to it from now on."""
-        index = self.engine.call_header(name, call_id)
-        args = _ArgsStream(self.engine, partial(self.engine.call_args, index))
-        self.index, self.args = index, args
-        return index, args
+        self.index = self.engine.call_header(name, call_id)
+        self.args = _ArgsStream(self.engine, partial(self.engine.call_args, self.index))
 
     def _unread(self) -> list[tuple[object, str]]:
         """The call object's complete members that no layout path reads, as (key, raw value) pairs."""
