@@ -288,7 +288,7 @@ class _Runner:
         self._eot: dict[str, str] = {}
         self._renders: dict[str, str | AutoparserError] = {}
 
-    def _render(self, messages: list[dict[str, Any]], tools: Any, agp: bool, kwargs: dict[str, Any]) -> str:
+    def _render(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, agp: bool, kwargs: dict[str, Any]) -> str:
         """Render (cached: every scenario shares the prompts); a refusal is re-raised from the cache."""
         key = json.dumps([messages, tools is not None, agp, kwargs], sort_keys=True)
         hit = self._renders.get(key)

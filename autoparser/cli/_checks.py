@@ -14,11 +14,15 @@ import re
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..analysis.model import Analysis
 from ..errors import AnalysisError, TemplateError
 from ._common import CliError, load_source, template_from_source
+
+if TYPE_CHECKING:
+    from ..sources import TemplateSource
+    from ..template import ChatTemplate
 
 EXPECT_SUFFIX = ".expected.json"
 VOLATILE = ("digest", "template")
@@ -248,7 +252,7 @@ def undetected(analysis: Analysis) -> list[str]:
 _BASIC = [{"role": "user", "content": "Hello"}]
 
 
-def _render_basic(tmpl: Any) -> None:
+def _render_basic(tmpl: ChatTemplate) -> None:
     """Render a one-user-turn prompt, with the probe tools if it needs tools; raise the first error."""
     from ..selftest import PROBE_TOOLS
 
@@ -312,7 +316,7 @@ def _failed(item: Item, display: str, kind: str, exc: BaseException, start: floa
     return res.to_dict()
 
 
-def _check_source(item: Item, src: Any, stem: str, options: Options, start: float) -> Result:
+def _check_source(item: Item, src: TemplateSource, stem: str, options: Options, start: float) -> Result:
     from ..selftest import self_test
 
     display = item.display

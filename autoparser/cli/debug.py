@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..diff.split import common_prefix_len, common_suffix_len, fix_prefix_end, fix_suffix_start
 from ..probes import needles as N
@@ -20,6 +20,10 @@ from ..selftest import PROBE_TOOLS, SelfTestResult, self_test
 from ..template import ChatTemplate
 from ._checks import undetected
 from ._common import add_source_arguments, console, print_json, template_from_args
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.text import Text
 
 HELP = "explain the analysis: comparisons, markers, grammars and a sample parse (--json)"
 CONTEXT = 160          # characters of shared text shown around a difference
@@ -164,7 +168,7 @@ def _clip(text: str, keep: int, side: str) -> str:
     return "…" + text[-keep:] if side == "left" else text[:keep] + "…"
 
 
-def _diff_text(prefix: str, only: str, suffix: str, style: str, full: bool) -> Any:
+def _diff_text(prefix: str, only: str, suffix: str, style: str, full: bool) -> Text:
     from rich.text import Text
 
     t = Text()
@@ -231,7 +235,7 @@ def _print(tmpl: ChatTemplate, full: bool) -> None:
     _print_sample(out, self_test(tmpl))
 
 
-def _print_sample(out: Any, result: SelfTestResult) -> None:
+def _print_sample(out: Console, result: SelfTestResult) -> None:
     import json
 
     from rich.panel import Panel

@@ -66,7 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     out.add_argument("--json", action="store_true", help="print the rows as JSON")
 
 
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     """Register ``decisions`` on an ``argparse`` subparsers object (for CLIs without the registry)."""
     p = subparsers.add_parser("decisions", help=HELP, description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter)

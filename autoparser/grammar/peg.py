@@ -17,7 +17,7 @@ Markers are regex terminals built from ``markers.pattern`` (whitespace-tolerant 
 the engine matches them), free text is a lazy regex up to the marker that ends it, and JSON,
 Python and argument literals are recursive PEG rules. The mapper reads argument values as
 the engine does (raw JSON text passed through, tagged values typed by the tool's schema with
-``calls._typed_value``, literals through ``literal_to_json``), so for valid output
+``calls.typed_value``, literals through ``literal_to_json``), so for valid output
 ``req.parse_strict(text).to_dict() == req.parse(text).to_dict()``.
 """
 
@@ -35,7 +35,7 @@ from parsimonious.nodes import Node, NodeVisitor
 
 from .. import markers as mk
 from ..errors import ParseError
-from ..runtime.calls import _args_text, _typed_value
+from ..runtime.calls import args_text, typed_value
 from ..runtime.message import Message, ToolCall
 from ..values.coerce import coerce, raw_string
 from ..values.literal import literal_to_json
@@ -655,7 +655,7 @@ class _Mapper(NodeVisitor):
         raw = node.text
         python = t is not None and (t.python_literals or t.args == "python")
         if python or raw[:1] in "\"'":
-            return _Args(_args_text(raw, python))
+            return _Args(args_text(raw, python))
         return _Args(raw)
 
     def visit_args_literal(self, node: Node, visited_children: list[Any]) -> _Args:
@@ -730,7 +730,7 @@ class _Mapper(NodeVisitor):
             found = props.get(pair.key)
             prop: dict[str, Any] = found if isinstance(found, dict) else {}
             value = json.dumps(raw, ensure_ascii=False) if raw_string(prop, ta.strings_json) \
-                else _typed_value(raw, prop)
+                else typed_value(raw, prop)
             out.append(f"{json.dumps(pair.key, ensure_ascii=False)}: {value}")
         return "{" + ", ".join(out) + "}"
 

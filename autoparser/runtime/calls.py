@@ -209,7 +209,7 @@ class JsonCallReader(CallReader):
             # a JSON string holding JSON, or Python literals: convert once complete
             if stop is not None and args.sent == 0:
                 raw = sc.text[start:stop]
-                self.engine.call_args(index, _args_text(raw, self.fmt.python_literals))
+                self.engine.call_args(index, args_text(raw, self.fmt.python_literals))
                 args.sent = stop - start
             return
         args.push(sc, start, stop)
@@ -241,7 +241,7 @@ class JsonCallReader(CallReader):
         else:
             raw = "{" + ", ".join(f"{json.dumps(str(k), ensure_ascii=False)}: {v}" for k, v in members) + "}"
         if self.fmt.python_literals:
-            return _args_text(raw, True)
+            return args_text(raw, True)
         return StringMender()(raw)
 
     def _unread_as_content(self) -> None:
@@ -272,13 +272,13 @@ class JsonCallReader(CallReader):
             raw = sc.text[span[0]:span[1]]
             if raw[:1] in "\"'" or self.fmt.python_literals:
                 if not self.engine.has_args(self.index):
-                    self.engine.call_args(self.index, _args_text(raw, self.fmt.python_literals))
+                    self.engine.call_args(self.index, args_text(raw, self.fmt.python_literals))
             else:
                 self.args.push(sc, span[0], span[1])
             return
         if sc.text[span[0]] in "\"'" or self.fmt.python_literals:
             raw = sc.text[span[0]:sc.commit] + _closing_within(sc, len(self._args_path))
-            self.engine.call_args(self.index, _args_text(raw, self.fmt.python_literals) if raw.strip() else "{}")
+            self.engine.call_args(self.index, args_text(raw, self.fmt.python_literals) if raw.strip() else "{}")
         else:
             self.args.push(sc, span[0], None)
             self.engine.call_args(self.index, _closing_within(sc, len(self._args_path)))
@@ -312,7 +312,7 @@ def _closed_json(text: str) -> str:
     return (text[:sc.commit] + sc.closing()) if not sc.failed and sc.commit else "{}"
 
 
-def _args_text(raw: str, python: bool) -> str:
+def args_text(raw: str, python: bool) -> str:
     """Arguments given as a JSON string, or as Python literals, turned into a JSON object text."""
     text = python_to_json(raw) if python else raw
     try:
@@ -559,7 +559,7 @@ class TaggedCallReader(CallReader):
                 self.args.push(sc, 0, None)
             return "more", len(buf)
         if whole:
-            self._args(_args_text(sc.text[:end], python))
+            self._args(args_text(sc.text[:end], python))
         else:
             self.args.push(sc, 0, end)
         self.scanner = None
@@ -584,6 +584,8 @@ class TaggedCallReader(CallReader):
             text, used = read_partial_literal(buf[self.args_start:stop], lit.quotes, lit.kv_sep, self._keys())
             self._args(self._typed_literal(text))
             if cut is None:
+                if self.index is None:     # an id written after the arguments never came: no id then
+                    self._announce()
                 self._mark_truncated()
             self.phase = "close"
             return "next", self.args_start + used
@@ -775,7 +777,7 @@ class TaggedCallReader(CallReader):
             self._args('"')
             return
         raw = "".join(self.value_parts)
-        self._args(_typed_value(raw, self._schema_for(self.key)))
+        self._args(typed_value(raw, self._schema_for(self.key)))
 
     def _schema_for(self, key: str) -> dict[str, Any]:
         schema = self.engine.schema(self.name)
@@ -800,7 +802,7 @@ class TaggedCallReader(CallReader):
         elif self.phase == "json_args" and self.scanner is not None and self.args is not None:
             if self.scanner.python:
                 raw = self.scanner.text[:self.scanner.commit] + self.scanner.closing()
-                self._args(_args_text(raw, True) if raw.strip() else "{}")
+                self._args(args_text(raw, True) if raw.strip() else "{}")
             elif self.scanner.text[:1] == '"':
                 raw = self.scanner.text[:self.scanner.commit] + self.scanner.closing()
                 self._args(_closed_json(json.loads(raw, strict=False)))
@@ -813,12 +815,12 @@ class TaggedCallReader(CallReader):
             if self.value_is_string:
                 self._args('"')
             else:
-                self._args(_typed_value("".join(self.value_parts), self._schema_for(self.key)))
+                self._args(typed_value("".join(self.value_parts), self._schema_for(self.key)))
             self._args("}")
         self._mark_truncated()
 
 
-def _typed_value(raw: str, schema: dict[str, Any]) -> str:
+def typed_value(raw: str, schema: dict[str, Any]) -> str:
     """A tagged value as JSON, typed by the argument's schema when there is one."""
     text = raw
     types = schema.get("type")
