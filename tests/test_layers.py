@@ -69,7 +69,12 @@ def test_layers_contract_is_kept() -> None:
 
 
 def test_every_module_imports_alone() -> None:
-    modules = sorted(m for m in _graph().modules if m != "autoparser.__main__")
+    import importlib.util
+
+    # a server plugin imports its host (vLLM), which is an optional extra
+    hosts = {"autoparser.integrations.vllm": "vllm"}
+    modules = sorted(m for m in _graph().modules if m != "autoparser.__main__"
+                     and (m not in hosts or importlib.util.find_spec(hosts[m]) is not None))
 
     def run(module: str) -> tuple[str, int, str]:
         proc = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True, cwd=ROOT)
