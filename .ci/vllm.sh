@@ -23,7 +23,7 @@ TORCH="torch==2.13.0"
 VLLM="vllm==0.33.0"
 DEPS=(numpy requests "transformers>=5.16.1,<5.21" tokenizers openai pydantic fastapi msgspec pyzmq cbor2
       cachetools prometheus_client cloudpickle psutil pybase64 partial-json-parser openai-harmony pillow
-      py-cpuinfo uvloop aiohttp regex jinja2 sentencepiece ijson mistral_common pytest)
+      py-cpuinfo uvloop aiohttp regex jinja2 jsonschema sentencepiece ijson mistral_common pytest)
 NODEPS=(xgrammar==0.2.8 apache-tvm-ffi)
 RECIPE="$TORCH $VLLM ${DEPS[*]} ${NODEPS[*]}"
 STAMP=$VENV/.autoparser-recipe

@@ -26,6 +26,7 @@ from .. import markers as mk
 from ..analysis.model import ToolFormat
 from ..plan import RequestPlan
 from .calls import CallReader, make_call_reader
+from .guard import guard_for
 from .message import Message, ToolCall
 
 WS = " \t\r\n"
@@ -164,7 +165,19 @@ class Engine:
             self._close_all()
             self._finished = True
             self.sync()
+            self._guard()
         return self._take()
+
+    def _guard(self) -> None:
+        """Mark the calls that do not fit the request's tools (``ToolCall.invalid``), with a warning."""
+        if self.plan.tools is None or not self.msg.tool_calls:
+            return
+        guard = guard_for(self.plan)
+        for i, call in enumerate(self.msg.tool_calls):
+            call.invalid = guard.reason(call.name, call.arguments)
+            if call.invalid:
+                self.warn(f"tool call {i} ({call.name}) does not fit the request's tools: {call.invalid}",
+                          malformed=False)
 
     def parse_whole(self, text: str) -> Message:
         """``feed(text)`` and ``finish()`` in one pass: nothing is held back for text to come."""

@@ -16,6 +16,7 @@ class ToolCall:
     arguments: str = ""
     id: str = ""
     truncated: bool = False          # the output ended inside this call; arguments were closed for it
+    invalid: str | None = None       # why the call does not fit the request's tools (None: it does)
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
