@@ -24,17 +24,36 @@ import copy
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from .diff.split import fix_prefix_end
 from .errors import AutoparserError
-from .runtime.message import merge_deltas
+from .runtime.message import Message, merge_deltas
 
 if TYPE_CHECKING:
-    from .analysis.model import ReasoningFormat
-    from .template import ChatTemplate
+    from .analysis.model import Analysis, ReasoningFormat
+    from .render import Renderer
 
-__all__ = ["PROBE_TOOLS", "SCENARIOS", "Scenario", "ScenarioResult", "SelfTestResult", "self_test"]
+__all__ = ["PROBE_TOOLS", "SCENARIOS", "Capability", "Scenario", "ScenarioResult", "SelfTestResult", "Verification",
+           "self_test", "verification"]
+
+
+class _Parser(Protocol):
+    def parse(self, text: str, partial: bool = False) -> Message: ...
+    def stream(self) -> Any: ...
+
+
+class ChatTemplate(Protocol):
+    """What the self-test needs of a ``ChatTemplate`` (it sits below the API and imports none of it)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def analysis(self) -> Analysis: ...
+    @property
+    def renderer(self) -> Renderer: ...
+    def apply(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
+              chat_template_kwargs: dict[str, Any] | None = None) -> _Parser: ...
 
 Status = Literal["pass", "fail", "n/a"]
 
@@ -429,3 +448,57 @@ def self_test(tmpl: ChatTemplate, *, scenarios: tuple[Scenario, ...] = SCENARIOS
     """
     runner = _Runner(tmpl, stream)
     return SelfTestResult(tmpl.name, tuple(runner.run(sc) for sc in scenarios))
+
+
+# ------------------------------------------------------------------ the verified analysis
+CapabilityStatus = Literal["verified", "failed", "n/a"]
+# scenario -> the capability it shows
+CAPABILITIES = {"content": "content", "reasoning": "reasoning", "tool": "one call", "parallel": "parallel calls",
+                "content_tool": "content before a call", "reasoning_tool": "reasoning before a call"}
+TOOL_SCENARIOS = ("tool", "parallel", "content_tool", "reasoning_tool")
+
+
+@dataclass(frozen=True)
+class Capability:
+    """One capability of the analysis, as the self-test found it."""
+
+    name: str                         # "one call", "parallel calls", ...
+    status: CapabilityStatus
+    scenario: str                     # the self-test scenario that shows it
+    reason: str = ""                  # why it failed, or why it does not apply
+
+    def to_dict(self) -> dict[str, str]:
+        return {"name": self.name, "status": self.status, "scenario": self.scenario, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class Verification:
+    """The self-test as part of the analysis: which capabilities were read back right."""
+
+    template: str
+    capabilities: tuple[Capability, ...] = ()
+
+    def get(self, name: str) -> Capability | None:
+        return next((c for c in self.capabilities if c.name == name or c.scenario == name), None)
+
+    @property
+    def failed(self) -> tuple[Capability, ...]:
+        return tuple(c for c in self.capabilities if c.status == "failed")
+
+    @property
+    def tool_calls_failed(self) -> tuple[Capability, ...]:
+        """Failed capabilities that involve tool calls: the parser may misread calls."""
+        return tuple(c for c in self.failed if c.scenario in TOOL_SCENARIOS)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"template": self.template, "capabilities": [c.to_dict() for c in self.capabilities]}
+
+
+def verification(result: SelfTestResult) -> Verification:
+    """The capabilities a self-test result shows."""
+    caps = []
+    for sc in result.scenarios:
+        status: CapabilityStatus = "verified" if sc.status == "pass" else "failed" if sc.status == "fail" else "n/a"
+        caps.append(Capability(CAPABILITIES.get(sc.name, sc.name), status, sc.name, sc.why))
+    return Verification(result.template, tuple(caps))
+

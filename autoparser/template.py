@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import logging
 import secrets
 from functools import cached_property
 from pathlib import Path
@@ -19,6 +20,9 @@ from .render import Renderer, RenderLimits
 from .render.compat import render_compat
 from .runtime.engine import Engine
 from .runtime.message import Message
+from .selftest import SelfTestResult, Verification, self_test, verification
+
+logger = logging.getLogger("autoparser")
 
 if TYPE_CHECKING:
     from .decisions.row import DecisionRow
@@ -33,6 +37,8 @@ class ChatTemplate:
                  special_tokens: frozenset[str] | None = None, limits: RenderLimits | None = None) -> None:
         self.renderer = Renderer(source, name=name, bos_token=bos_token, eos_token=eos_token, limits=limits)
         self.special_tokens = special_tokens
+        self._verifying = False     # the self-test is running: its own requests get no warning
+        self._warned = False        # the failed verification was logged (once per template)
 
     # ------------------------------------------------------------ constructors
     @classmethod
@@ -72,6 +78,37 @@ class ChatTemplate:
     @cached_property
     def analysis(self) -> Analysis:
         return analyze(self.renderer)
+
+    @cached_property
+    def verification(self) -> Verification:
+        """The self-test as part of the analysis (``autoparser check`` prints the same): per
+        capability verified, failed (with the reason and the scenario) or n/a. Computed on
+        first use, once per template."""
+        self._verifying = True
+        try:
+            return verification(self.self_test)
+        finally:
+            self._verifying = False
+
+    @cached_property
+    def self_test(self) -> SelfTestResult:
+        """Known assistant turns rendered through the template and parsed back (``autoparser.selftest``)."""
+        return self_test(self)
+
+    def _tool_call_warning(self) -> str:
+        """A warning for requests with tools when the template's calls failed the self-test ("" if not)."""
+        if self._verifying:
+            return ""
+        failed = self.verification.tool_calls_failed
+        if not failed:
+            return ""
+        first = failed[0]
+        warning = (f"{self.name}: tool calls failed autoparser's self-test ({first.name}: {first.reason}); "
+                   "parsed calls may be wrong")
+        if not self._warned:
+            self._warned = True
+            logger.warning(warning)
+        return warning
 
     def render(self, messages: list[dict[str, Any]], **kw: Any) -> str:
         """Render directly (no analysis), as ``apply_chat_template(tokenize=False)``."""
@@ -132,6 +169,8 @@ class Request:
         self.plan: RequestPlan = make_plan(self.analysis, options, prompt=self.prompt,
                                            eos_token=template.renderer.eos_token,
                                            id_prefix=f"call_{secrets.token_hex(4)}_", start=start)
+        warning = template._tool_call_warning() if self.plan.tools is not None else ""
+        self.warnings: list[str] = [warning] if warning else []   # given to every parsed message
 
     # ------------------------------------------------------------ the request as given
     @property
@@ -207,7 +246,9 @@ class Request:
         return StreamParser(self._engine())
 
     def _engine(self) -> Engine:
-        return Engine(self.plan)
+        engine = Engine(self.plan)
+        engine.msg.warnings.extend(self.warnings)
+        return engine
 
     # ------------------------------------------------------------ grammar and decisions
     @cached_property

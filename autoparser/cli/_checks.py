@@ -317,7 +317,6 @@ def _failed(item: Item, display: str, kind: str, exc: BaseException, start: floa
 
 
 def _check_source(item: Item, src: TemplateSource, stem: str, options: Options, start: float) -> Result:
-    from ..selftest import self_test
 
     display = item.display
     res = Result(display=display, name=src.name, group=item.group, path=item.source)
@@ -347,7 +346,7 @@ def _check_source(item: Item, src: TemplateSource, stem: str, options: Options, 
     res.problems += [Problem(UNDETECTED, msg) for msg in undetected(analysis)]
     if options.selftest:
         try:
-            st = self_test(tmpl)
+            st = tmpl.self_test       # the same record tmpl.verification reads (one source of truth)
         except Exception as e:
             res.problems.append(Problem(CRASH, f"self-test raised {type(e).__name__}: {e}".splitlines()[0][:300]))
         else:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..diff.split import common_prefix_len, common_suffix_len, fix_prefix_end, fix_suffix_start
 from ..probes import needles as N
 from ..probes.prober import Prober
-from ..selftest import PROBE_TOOLS, SelfTestResult, self_test
+from ..selftest import PROBE_TOOLS, SelfTestResult
 from ..template import ChatTemplate
 from ._checks import undetected
 from ._common import add_source_arguments, console, print_json, template_from_args
@@ -138,7 +138,7 @@ def _peg(req: Any) -> str | None:
 # ------------------------------------------------------------------ report
 def collect(tmpl: ChatTemplate) -> dict[str, Any]:
     analysis = tmpl.analysis
-    sample = self_test(tmpl)
+    sample = tmpl.self_test
     return {
         "template": tmpl.name,
         "source": {"bos_token": tmpl.renderer.bos_token, "eos_token": tmpl.renderer.eos_token,
@@ -232,7 +232,7 @@ def _print(tmpl: ChatTemplate, full: bool) -> None:
         out.print(Text(message, style="yellow"))
 
     out.print(Rule("sample parse"))
-    _print_sample(out, self_test(tmpl))
+    _print_sample(out, tmpl.self_test)
 
 
 def _print_sample(out: Console, result: SelfTestResult) -> None:
