@@ -21,6 +21,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
+import contextlib
+
 import turns  # noqa: E402
 
 from autoparser import ChatTemplate  # noqa: E402
@@ -32,10 +34,8 @@ def calls_of(msg: dict) -> list[tuple[str, object]]:
     for c in msg.get("tool_calls") or []:
         fn = c.get("function") or {}
         args = fn.get("arguments")
-        try:
+        with contextlib.suppress(ValueError):
             args = json.loads(args) if isinstance(args, str) else args
-        except ValueError:
-            pass
         out.append((fn.get("name"), args))
     return out
 
