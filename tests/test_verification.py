@@ -39,18 +39,36 @@ def test_check_and_verification_read_one_record() -> None:
 
 
 @pytest.mark.corpus
-def test_failed_tool_verification_warns_every_message_and_logs_once(caplog: pytest.LogCaptureFixture) -> None:
+class _Records(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+def test_failed_tool_verification_warns_every_message_and_logs_once() -> None:
     shared = turns.shared_dir()
     path = shared / "templates" / "meetkai-functionary-medium-v3.2.jinja" if shared else None
     if path is None or not path.is_file():
         pytest.skip("Functionary v3.2 (a recipient format we misread) is not in ../shared/templates")
     tmpl = ChatTemplate.from_file(path)
-    with caplog.at_level(logging.WARNING, logger="autoparser"):
+    log, seen = logging.getLogger("autoparser"), _Records()
+    level, disabled = log.level, log.disabled
+    log.addHandler(seen)
+    log.setLevel(logging.WARNING)
+    log.disabled = False
+    try:
         req = tmpl.apply(USER, tools=TOOLS)
         again = tmpl.apply(USER, tools=TOOLS)
+    finally:
+        log.removeHandler(seen)
+        log.setLevel(level)
+        log.disabled = disabled
     assert req.warnings and "tool calls failed autoparser's self-test" in req.warnings[0]
     assert again.warnings == req.warnings
-    assert sum("self-test" in r.getMessage() for r in caplog.records) == 1      # once per template
+    assert sum("self-test" in r.getMessage() for r in seen.records) == 1      # once per template
     msg = req.parse("get_weather\n{\"city\": \"Paris\"}")
     assert req.warnings[0] in msg.warnings
     stream = req.stream()
