@@ -39,6 +39,7 @@ class _Tables:
     content_alts: tuple[regex.Pattern[str], ...]  # ... each on its own (a longer one may still match)
     tool_alts: tuple[regex.Pattern[str], ...]     # the call openers among them
     reasoning_end: regex.Pattern[str] | None
+    reasoning_reopen: regex.Pattern[str] | None   # the opener written again at the start of a block
     named_call: regex.Pattern[str] | None         # calls with no marker: NAME(
     section_end: regex.Pattern[str] | None
     call_start: regex.Pattern[str] | None
@@ -99,6 +100,7 @@ def _compile(plan: RequestPlan) -> _Tables:
         tool_alts=tuple(mk.compile_source(src) for n, src in named if src and n.startswith("t")),
         # a model that opens its tool calls without closing its reasoning: the calls end it
         reasoning_end=mk.compile_any(rnamed), named_call=named_call,
+        reasoning_reopen=mk.compile_marker(r.start) if r.start.strip() else None,
         section_end=mk.compile_marker(t.section_end) if t is not None else None,
         call_start=mk.compile_marker(t.call_start) if t is not None else None,
         separator=mk.compile_marker(t.separator) if t is not None else None,
@@ -332,6 +334,14 @@ class Engine:
             self.pos = m.end()
 
     def _step_reasoning(self, final: bool) -> None:
+        if self._segment_start and self._t.reasoning_reopen is not None:
+            # the model writes the opener the prompt (or its own opener) already wrote: dropped
+            st, end = mk.match_here(self._t.reasoning_reopen, self.buf, self.pos, final)
+            if st == "more":
+                return
+            if st == "match":
+                self.pos = end
+                return
         pat = self._t.reasoning_end
         if pat is None:
             self._reasoning(self.buf[self.pos:])

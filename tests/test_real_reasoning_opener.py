@@ -1,0 +1,65 @@
+"""Rule 1: reasoning as models write it, not only as the template renders it.
+
+* The model re-emits the opener the prompt already wrote (``<think>`` after a prompt ending in
+  ``<think>\\n``), or writes it twice: the repeated opener at the start of the block is a
+  recognised marker, dropped (vLLM, SGLang and Dynamo all drop it; llama.cpp keeps it as
+  reasoning text, see README "Accepted deviations").
+* Reasoning never closed before a tool call ends at the call.
+
+Cases: vLLM ``tests/reasoning/test_step3p5_reasoning_parser.py``, ``test_nemotron_v3...``;
+SGLang ``test_reasoning_parser.py`` (``<think><think>``); Dynamo ``tests/parity/reasoning``
+(deepseek_r1, step3, nemotron_v3, deepseek_v4 fixtures).
+"""
+
+from __future__ import annotations
+
+import pytest
+from real_cases import Case, check, ids
+
+REOPENED = [
+    Case("fixture-reopened", "forced_open_think", "<think>I should check.</think>The answer.",
+         reasoning="I should check.", content="The answer.", calls=[]),
+    Case("fixture-reopened-newline", "forced_open_think", "\n<think>\nI should check.\n</think>\n\nThe answer.",
+         reasoning="I should check.", content="The answer.", calls=[]),
+    Case("fixture-reopened-truncated", "forced_open_think", "<think>partial",
+         reasoning="partial", content="", calls=[]),
+    Case("fixture-reopened-empty", "forced_open_think", "<think></think>answer",
+         reasoning="", content="answer", calls=[]),
+    Case("fixture-reopened-call", "forced_open_think",
+         '<think>choose tool</think>\n<tool_call>\n{"name": "get_weather", "arguments": {"location": "NYC"}}\n'
+         '</tool_call>', reasoning="choose tool", content="", calls=[("get_weather", {"location": "NYC"})]),
+    Case("fixture-twice", "qwen3_think_json", "<think><think>Let me think</think>The answer is 42.",
+         reasoning="Let me think", content="The answer is 42.", calls=[]),
+    # vLLM test_step3p5_reasoning_parser (StepFun 3.5, prompt ends in "<think>\n")
+    Case("vllm-step3p5#21", "StepFun3.5-Flash.jinja", "<think>This is a reasoning section</think>This is the rest",
+         reasoning="This is a reasoning section", content="This is the rest"),
+    Case("vllm-step3p5#26", "StepFun3.5-Flash.jinja", "\n<think>This is a reasoning section</think>\nThis is the rest",
+         reasoning="This is a reasoning section", content="This is the rest"),
+    Case("vllm-step3p5#24", "StepFun3.5-Flash.jinja", "<think>This is a reasoning section",
+         reasoning="This is a reasoning section", content=""),
+    # Dynamo tests/parity/reasoning deepseek_r1 / nemotron_v3 / deepseek_v4
+    Case("dynamo-deepseek_r1#08", "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja",
+         '<think>Line 1\nUnicode: café\nJSON-ish: {"x": [1, true]}</think>Done.',
+         reasoning='Line 1\nUnicode: café\nJSON-ish: {"x": [1, true]}', content="Done.", thinking=True),
+    Case("dynamo-nemotron_v3#07", "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja", "<think></think>answer",
+         reasoning="", content="answer", thinking=True),
+    Case("dynamo-deepseek_v4#03", "deepseek-ai-DeepSeek-V4.jinja",
+         '<think>choose tool</think><｜DSML｜tool_calls>\n<｜DSML｜invoke name="get_weather">\n'
+         '<｜DSML｜parameter name="location" string="true">NYC</｜DSML｜parameter>\n</｜DSML｜invoke>\n'
+         '</｜DSML｜tool_calls>', reasoning="choose tool", content="", calls=[("get_weather", {"location": "NYC"})],
+         thinking=True),
+    # SGLang test_reasoning_parser: Qwen3 with the opener written twice
+    Case("sglang-qwen3#08", "Qwen-Qwen3-0.6B.jinja", "<think><think>Let me think</think>The answer is 42.",
+         reasoning="Let me think", content="The answer is 42.", tools=None),
+]
+
+
+@pytest.mark.parametrize("case", REOPENED, ids=ids(REOPENED))
+def test_reemitted_opener_is_dropped(case: Case) -> None:
+    check(case)
+
+
+def test_opener_later_in_the_block_is_text() -> None:
+    """Only an opener at the very start of the block is the re-emitted marker; quoted later, it is text."""
+    check(Case("fixture-quoted", "forced_open_think", "I could write <think> here.</think>Answer",
+               reasoning="I could write <think> here.", content="Answer", calls=[]))
