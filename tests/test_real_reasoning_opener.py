@@ -63,3 +63,39 @@ def test_opener_later_in_the_block_is_text() -> None:
     """Only an opener at the very start of the block is the re-emitted marker; quoted later, it is text."""
     check(Case("fixture-quoted", "forced_open_think", "I could write <think> here.</think>Answer",
                reasoning="I could write <think> here.", content="Answer", calls=[]))
+
+
+UNCLOSED = [
+    Case("fixture-call-ends-reasoning", "forced_open_think",
+         'I will check.\n<tool_call>\n{"name": "get_weather", "arguments": {"location": "NYC"}}\n</tool_call>',
+         reasoning="I will check.", content="", calls=[("get_weather", {"location": "NYC"})]),
+    Case("fixture-quoted-call-stays-reasoning", "forced_open_think",
+         'I could write <tool_call>\n{"name": "get_weather", "arguments": {"location": "NYC"}}\n</tool_call> '
+         'but no.</think>Fine.',
+         reasoning='I could write <tool_call>\n{"name": "get_weather", "arguments": {"location": "NYC"}}\n'
+                   '</tool_call> but no.', content="Fine.", calls=[]),
+    # SGLang test_kimik2_detector: test_e2e_multiple_tool_calls_without_think_close
+    Case("sglang-kimi_k2#23", "Kimi-K2-Thinking.jinja",
+         '<think>Let me check both files.<|tool_calls_section_begin|><|tool_call_begin|>functions.ReadFile:0'
+         '<|tool_call_argument_begin|>{"path": "/a.py"}<|tool_call_end|><|tool_call_begin|>functions.ReadFile:1'
+         '<|tool_call_argument_begin|>{"path": "/b.py"}<|tool_call_end|><|tool_calls_section_end|>',
+         reasoning="Let me check both files.", content="",
+         calls=[("ReadFile", {"path": "/a.py"}), ("ReadFile", {"path": "/b.py"})]),
+    # vLLM test_qwen3_reasoning_parser: tool_call_no_think_end / tool_call_with_think_no_end (no tools declared:
+    # the call text is content)
+    Case("vllm-qwen3#09", "Qwen3.5-4B.jinja",
+         "I need to read the file.\n\n<tool_call>\n<function=bash>\n<parameter=command>\ncat /etc/hosts\n"
+         "</parameter>\n</function>\n</tool_call>", reasoning="I need to read the file.",
+         content="<tool_call>\n<function=bash>\n<parameter=command>\ncat /etc/hosts\n</parameter>\n</function>\n"
+                 "</tool_call>", tools=None, thinking=True),
+    Case("vllm-qwen3#10", "Qwen-Qwen3-0.6B.jinja",
+         "<think>I need to read the file.\n\n<tool_call>\n<function=bash>\n<parameter=command>\ncat /etc/hosts\n"
+         "</parameter>\n</function>\n</tool_call>", reasoning="I need to read the file.",
+         content="<tool_call>\n<function=bash>\n<parameter=command>\ncat /etc/hosts\n</parameter>\n</function>\n"
+                 "</tool_call>", tools=None, thinking=True),
+]
+
+
+@pytest.mark.parametrize("case", UNCLOSED, ids=ids(UNCLOSED))
+def test_a_call_ends_reasoning_never_closed(case: Case) -> None:
+    check(case)

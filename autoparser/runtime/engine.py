@@ -25,6 +25,7 @@ import regex
 from .. import markers as mk
 from ..analysis.model import ToolFormat
 from ..plan import RequestPlan
+from ..plan import opener as plan_opener
 from .calls import CallReader, make_call_reader
 from .message import Message, ToolCall
 
@@ -40,6 +41,8 @@ class _Tables:
     tool_alts: tuple[regex.Pattern[str], ...]     # the call openers among them
     reasoning_end: regex.Pattern[str] | None
     reasoning_reopen: regex.Pattern[str] | None   # the opener written again at the start of a block
+    reasoning_call: regex.Pattern[str] | None     # a call opener marker: ends a block never closed
+    reasoning_close: regex.Pattern[str] | None    # the end marker alone
     named_call: regex.Pattern[str] | None         # calls with no marker: NAME(
     section_end: regex.Pattern[str] | None
     call_start: regex.Pattern[str] | None
@@ -101,10 +104,21 @@ def _compile(plan: RequestPlan) -> _Tables:
         # a model that opens its tool calls without closing its reasoning: the calls end it
         reasoning_end=mk.compile_any(rnamed), named_call=named_call,
         reasoning_reopen=mk.compile_marker(r.start) if r.start.strip() else None,
+        reasoning_call=_call_marker(plan), reasoning_close=mk.compile_marker(r.end) if r.end.strip() else None,
         section_end=mk.compile_marker(t.section_end) if t is not None else None,
         call_start=mk.compile_marker(t.call_start) if t is not None else None,
         separator=mk.compile_marker(t.separator) if t is not None else None,
         call_end=mk.compile_marker(t.call_end) if t is not None else None)
+
+
+def _call_marker(plan: RequestPlan) -> regex.Pattern[str] | None:
+    """The marker that opens calls in this format (also when the request declares no tools), or None
+    when calls start with no marker (a JSON object or a name, which prose inside reasoning also holds)."""
+    op = plan.tools.opener if plan.tools is not None else plan_opener(plan.analysis, ())
+    if not op.role or not op.pattern:
+        return None
+    # a call start needs no lookahead for its name here: any call, in any spelling, ends the block
+    return mk.compile_source(mk.pattern(op.marker) if op.role == "call_start" else op.pattern)
 
 
 class Engine:
@@ -125,6 +139,7 @@ class Engine:
         if self.state == "reasoning" and r.tentative:
             self.state = "tentative"
         self._scan = 0                   # where the tentative search resumes
+        self._rscan = -1                 # a call opener inside reasoning: where the search for its end resumes
         self._pending_ws = ""            # trailing whitespace held back in content/reasoning
         self._segment_start = True       # skip leading whitespace of a new content/reasoning segment
         self._call: CallReader | None = None
@@ -348,6 +363,15 @@ class Engine:
             self.pos = len(self.buf)
             return
         m = pat.search(self.buf, self.pos, partial=not final)
+        call = self._t.reasoning_call
+        c = call.search(self.buf, self.pos, partial=not final) if call is not None else None
+        if c is not None and (m is None or c.start() < m.start()):
+            self._reasoning(self.buf[self.pos:c.start()])
+            self.pos = c.start()
+            if c.partial or (not final and c.end() == len(self.buf)):
+                return
+            self._call_in_reasoning(c.end(), final)
+            return
         if m is None:
             self._reasoning(self.buf[self.pos:])
             self.pos = len(self.buf)
@@ -360,6 +384,29 @@ class Engine:
         self.state = "content"
         if m.lastgroup == "rend":
             self.pos = m.end()
+
+    def _call_in_reasoning(self, after: int, final: bool) -> None:
+        """A call opener inside reasoning: quoted if the block closes later, else the call ends the block.
+
+        The text from the opener on is held until the end marker comes (the opener was quoted: it
+        stays reasoning) or the output ends (the block was never closed: the calls end it).
+        """
+        close = self._t.reasoning_close
+        start = max(after, self._rscan)
+        e = close.search(self.buf, start, partial=not final) if close is not None else None
+        if e is not None and not e.partial and (final or e.end() < len(self.buf)):
+            self._rscan = -1
+            self._reasoning(self.buf[self.pos:e.start()])
+            self.pos = e.end()
+            self._boundary()
+            self.state = "content"
+            return
+        if not final:
+            self._rscan = e.start() if e is not None else max(after, len(self.buf) - 64)
+            return
+        self._rscan = -1
+        self._boundary()
+        self.state = "content"
 
     def _step_tentative(self, final: bool) -> None:
         """Delimiter-style reasoning: hold text until its end marker (reasoning) or a call / the end (content)."""
