@@ -42,10 +42,16 @@ def _token_pattern(token: str) -> str:
     return "".join(parts)
 
 
+# a special token inside a piece (``:0<|tool_call_argument_begin|>``): models put whitespace around it too
+_SPECIAL = regex.compile(r"(<\|[^|<>\s]+\|>|<｜[^｜<>\s]+｜>)")
+
+
 @functools.lru_cache(maxsize=4096)
 def pattern(marker: str) -> str:
-    """Regex source for a marker: its pieces with optional whitespace between them."""
-    return r"\s*".join(_token_pattern(t) for t in tokens(marker))
+    """Regex source for a marker: its pieces with optional whitespace between them and around the
+    special tokens inside them."""
+    pieces = [p for t in tokens(marker) for p in _SPECIAL.split(t) if p]
+    return r"\s*".join(_token_pattern(p) for p in pieces)
 
 
 def tool_name(names: Iterable[str]) -> str:

@@ -243,6 +243,15 @@ class Engine:
         self._pending_ws = ""
         self._segment_start = True
 
+    def _call_boundary(self) -> None:
+        """Calls begin or end here: whitespace outside the call markers belongs to the content around
+        them (``"Intro.\\n<call>...</call>\\nOutro."`` keeps both newlines), but the answer's own
+        leading and trailing whitespace is still trimmed."""
+        if not self._parts["content"]:
+            self._boundary()
+            return
+        self._segment_start = False
+
     def call_header(self, name: str, call_id: str) -> int:
         index = len(self.msg.tool_calls)
         if not call_id:
@@ -333,16 +342,16 @@ class Engine:
             # the close of a stray block: dropped, but the text on either side stays apart
             self.pos = m.end()
         elif kind == "tsection":
-            self._boundary()
+            self._call_boundary()
             self.pos = m.end()
             self._in_section = True
             self.state = "tools"
         elif kind == "tcall":
-            self._boundary()
+            self._call_boundary()
             self.pos = m.end()
             self._start_call()
         elif kind == "tname" or kind == "tjson":
-            self._boundary()
+            self._call_boundary()
             self._start_call()
         else:  # wrappers and stop markers: recognised and dropped
             self._boundary()
@@ -443,7 +452,7 @@ class Engine:
         if st == "match":
             self.pos = end
             self._in_section = False
-            self._boundary()
+            self._call_boundary()
             self.state = "content"
             return
         if st == "more":
@@ -493,7 +502,7 @@ class Engine:
     def _leave_tools(self) -> None:
         """Tool section ended without its closing marker: back to content."""
         self._in_section = False
-        self._boundary()
+        self._call_boundary()
         self.state = "content"
 
     def _start_call(self) -> None:
@@ -533,7 +542,7 @@ class Engine:
         self._after_call()
 
     def _after_call(self) -> None:
-        self._boundary()
+        self._call_boundary()
         self.state = "tools" if (self._in_section or (self.tools is not None and not self.tools.section_start)) \
             else "content"
 
