@@ -6,8 +6,15 @@
 * A thinking-off generation prompt that holds an empty block with a label glued to its opener
   (Gemma 4's ``<|channel>thought\\n<channel|>``) gives the reasoning markers.
 
+* Tokens a tokenizer declares and the model writes, which no template renders, are facts in
+  ``analysis/special.py`` (data keyed by a source fingerprint): Llama 3.x's ``<|python_tag|>``
+  before a JSON call, Llama 4's ``<|python_start|>…<|python_end|>`` around a pythonic list.
+* Separators between calls the template never shows (``;``, ``,``) are skipped when another
+  call follows them (``runtime/engine.py`` ``_LOOSE_SEPARATORS``); otherwise they stay text.
+
 Cases: Dynamo ``tests/parity/reasoning/fixtures/nemotron_deci``; SGLang
-``test_reasoning_parser.py`` (Gemma 4 ``<|channel>thought``).
+``test_reasoning_parser.py`` (Gemma 4 ``<|channel>thought``), ``test_llama32_detector.py``;
+vLLM ``test_llama3_json_tool_parser.py``, ``test_llama4_pythonic_tool_parser.py``.
 """
 
 from __future__ import annotations
@@ -43,3 +50,35 @@ def test_stripped_closer_is_read_from_source() -> None:
     from autoparser.analysis.reasoning import stripped_closer
     assert stripped_closer("{% set c = message.content.split('</think>')[-1] %}") == ("<think>", "</think>")
     assert stripped_closer('{{ x.split("</answer>") }}') is None
+
+
+SEARCH = ('{"name": "search", "parameters": {"query": "restaurants"}}')
+WEATHER = ('{"name": "get_weather", "parameters": {"location": "Beijing"}}')
+CALLS = [
+    Case("fixture-python-tag", "llama3_json", f"Let me check. <|python_tag|>{WEATHER}",
+         content="Let me check.", calls=[("get_weather", {"location": "Beijing"})]),
+    Case("fixture-semicolons", "llama3_json", f"{WEATHER}; {SEARCH} ; {WEATHER}",
+         content="", calls=[("get_weather", {"location": "Beijing"}), ("search", {"query": "restaurants"}),
+                            ("get_weather", {"location": "Beijing"})]),
+    Case("fixture-comma-then-prose", "llama3_json", f"{WEATHER}, then I will answer.",
+         content=", then I will answer.", calls=[("get_weather", {"location": "Beijing"})]),
+    # SGLang test_llama32_detector
+    Case("sglang-llama3#08", "meta-llama-Llama-3.2-3B-Instruct.jinja",
+         '<|python_tag|>{"name": "get_weather", "arguments": {"location": "Beijing"}};'
+         '{"name": "search", "arguments": {"query": "restaurants"}}',
+         content="", calls=[("get_weather", {"location": "Beijing"}), ("search", {"query": "restaurants"})]),
+    # vLLM test_llama3_json_tool_parser
+    Case("vllm-llama3_json#07", "meta-llama-Llama-3.2-3B-Instruct.jinja",
+         '{"name": "search", "parameters": {"query": "test1"}} ; {"name": "get_time", "parameters": {}} ; '
+         '{"name": "search", "parameters": {"query": "test2"}}', content="",
+         calls=[("search", {"query": "test1"}), ("get_time", {}), ("search", {"query": "test2"})]),
+    # vLLM test_llama4_pythonic_tool_parser
+    Case("vllm-llama4_pythonic#12", "vllm-tool_chat_template_llama4_pythonic.jinja",
+         "<|python_start|>[get_weather(location='LA'), get_time(timezone='PST')]<|python_end|>",
+         content="", calls=[("get_weather", {"location": "LA"}), ("get_time", {"timezone": "PST"})]),
+]
+
+
+@pytest.mark.parametrize("case", CALLS, ids=ids(CALLS))
+def test_declared_call_markers_and_separators(case: Case) -> None:
+    check(case)

@@ -30,6 +30,7 @@ from .calls import CallReader, make_call_reader
 from .message import Message, ToolCall
 
 WS = " \t\r\n"
+_LOOSE_SEPARATORS = ";,"   # between two calls of a format that renders none
 
 
 @dataclass(frozen=True)
@@ -492,6 +493,15 @@ class Engine:
             if m.partial:
                 return
         reader = make_call_reader(self, t)
+        if self.msg.tool_calls and not t.separator and self.buf[i] in _LOOSE_SEPARATORS:
+            # a separator the template never shows ("; ", ","): skipped when another call follows it
+            j = i + 1
+            while j < len(self.buf) and self.buf[j] in WS:
+                j += 1
+            if j == len(self.buf) and not final:
+                return
+            if j < len(self.buf) and reader.can_start(self.buf, j):
+                i = j
         if not reader.can_start(self.buf, i):
             self._leave_tools()
             return
