@@ -24,15 +24,19 @@ def tokens(marker: str) -> list[str]:
 
 WILDCARD = "\x03"   # in an analysed marker: text that varies between renders (attributes, indices)
 NAME_WILDCARD = "\x04"   # in an analysed marker: a tool's name written there too (`` to=NAME<|message|>``)
+HEADER = "\x05"   # header fields in any order, each optional: words and special tokens (``<|constrain|>json``)
+HEADER_MAX = 80
 
 
 def _token_pattern(token: str) -> str:
     parts = []
-    for piece in regex.split(r"(\d+|\x03|\x04)", token):
+    for piece in regex.split(r"(\d+|\x03|\x04|\x05)", token):
         if not piece:
             continue
         if piece == WILDCARD:
             parts.append(r"[^<>\n]*?")
+        elif piece == HEADER:
+            parts.append(r"(?:[^<>\n{]|<\|\w{1,20}\|>){0," + str(HEADER_MAX) + "}?")
         elif piece == NAME_WILDCARD:
             parts.append(r"[\w.\-]+")
         elif piece.isdigit():

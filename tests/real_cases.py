@@ -23,7 +23,7 @@ from autoparser import ChatTemplate, merge_deltas
 
 SHARED = turns.shared_dir()
 FIXTURES = Path(__file__).resolve().parents[1] / "templates"
-WEATHER = [{"type": "function", "function": {"name": name, "parameters": {
+WEATHER = [{"type": "function", "function": {"name": name, "description": f"{name} (test tool)", "parameters": {
     "type": "object", "properties": {key: {"type": "string"}}, "required": [key]}}}
     for name, key in (("get_weather", "location"), ("get_time", "timezone"), ("search", "query"),
                       ("ReadFile", "path"), ("special_function", "arg1"))]

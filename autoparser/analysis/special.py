@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from .. import markers as mk
 from ..render import Renderer
 from .model import Analysis, LiteralArgs, ToolFormat
 
@@ -28,6 +29,8 @@ class Special:
     tools: ToolFormat | None = None              # the call format, when rendering shows none
     markers: tuple[str, ...] = ()  # tokens the model writes around its answer or calls that no render shows;
                                    # recognised and dropped wherever they appear in free text
+    tool_fields: tuple[tuple[str, str], ...] = ()       # ToolFormat fields the model writes otherwise
+    reasoning_fields: tuple[tuple[str, str], ...] = ()  # ReasoningFormat fields the model writes otherwise
 
     def applies(self, analysis: Analysis, source: str) -> bool:
         return all(n in source for n in self.needles) and \
@@ -43,6 +46,21 @@ SPECIALS: tuple[Special, ...] = (
         tools=ToolFormat(style="tagged", section_start="<|tool_call_start|>[", section_end="]<|tool_call_end|>",
                          separator=",", args="literal",
                          literal=LiteralArgs(open="(", close=")", kv_sep="=", quotes=('"', "'"))),
+    ),
+    Special(
+        name="harmony",
+        why="gpt-oss (Harmony) writes a call header's fields in either order and with optional parts "
+            "(' to=functions.NAME<|channel|>commentary json<|message|>', '<|channel|>commentary "
+            "to=functions.NAME <|constrain|>json<|message|>'), one message per call (<|start|>assistant before "
+            "each), a preamble on the commentary channel, and may stop a message at <|end|>; the template renders "
+            "one spelling only (llama.cpp gpt-oss vectors, SGLang gpt_oss detector, Dynamo harmony fixtures)",
+        needles=("<|start|>assistant to=", "<|channel|>commentary", "<|message|>", "<|call|>"), when_style="tagged",
+        tool_fields=(("section_start", ""), ("call_start", " to=functions."), ("name_prefix", ""),
+                     ("name_suffix", mk.HEADER + "<|message|>")),
+        reasoning_fields=(("end", "<|end|>"),),
+        markers=("<|channel|>commentary<|message|>", "<|channel|>final" + mk.HEADER + "<|message|>",
+                 "<|channel|>commentary to=assistant", "<|channel|>commentary", "<|channel|>analysis",
+                 "<|start|>assistant", "<|start|>", "<|end|>"),
     ),
     Special(
         name="llama3-python-tag",
@@ -68,6 +86,11 @@ def apply_special(analysis: Analysis, renderer: Renderer) -> Analysis:
             out = analysis
             if special.tools is not None:
                 out = dataclasses.replace(out, tools=special.tools)
+            if special.tool_fields:
+                out = dataclasses.replace(out, tools=dataclasses.replace(out.tools, **dict(special.tool_fields)))
+            if special.reasoning_fields:
+                out = dataclasses.replace(out, reasoning=dataclasses.replace(out.reasoning,
+                                                                            **dict(special.reasoning_fields)))
             if special.markers:
                 extra = tuple(m for m in special.markers if m not in out.content.in_tool_turns)
                 out = dataclasses.replace(out, content=dataclasses.replace(

@@ -353,6 +353,8 @@ class TaggedCallReader(CallReader):
             opener = fmt.literal.open if fmt.args == "literal" and fmt.literal else "{"
             stop_src.append(regex.escape(opener))
             stop.append(opener)
+        if fmt.name_suffix.startswith(mk.HEADER):
+            stop_src = []   # header fields follow the name: the name is one word
         self.p_name_stop = mk.compile_source("|".join(stop_src)) if stop_src else None
         self._stop_firsts = frozenset(s.strip()[0] for s in stop)   # where a stop marker may begin
 
