@@ -58,6 +58,21 @@ def pattern(marker: str) -> str:
     return r"\s*".join(_token_pattern(p) for p in pieces)
 
 
+_LABELLED = regex.compile(r"(?s)(.*[>\]|｜▷])(\w{1,20})")
+
+
+def pattern_label_optional(marker: str) -> str:
+    """Like :func:`pattern`, but a word glued after the marker's last special token is optional
+    (Gemma 4's ``<|channel>thought``: models also write ``<|channel>`` alone)."""
+    m = _LABELLED.fullmatch(marker.strip())
+    if m is None:
+        return pattern(marker)
+    label = m.group(2)
+    # without the label, only where the label cannot be coming (a stream holds "<|channel>th" back)
+    prefixes = "|".join(regex.escape(label[:i]) for i in range(len(label), -1, -1))
+    return pattern(m.group(1)) + r"(?:\s*" + regex.escape(label) + r"|(?!\s*(?:" + prefixes + r")\Z))"
+
+
 def tool_name(names: Iterable[str]) -> str:
     """Regex source for one of the tool names as a whole word (longest first)."""
     return r"(?<!\w)(?:" + "|".join(regex.escape(n) for n in sorted(names, key=len, reverse=True)) + ")"

@@ -62,6 +62,8 @@ class ReasoningPlan:
     off: bool = False                # the request switched reasoning off
     strip_stray: bool = False        # off: drop the markers of a block the model opens anyway (PRE.6)
     tentative: bool = False          # no start marker: text is reasoning only if the end marker comes
+    unopened: bool = False           # thinking on, block not opened by the prompt: the model may skip the
+                                     # opener, so text before a close with no open is reasoning
 
 
 @dataclass(frozen=True)
@@ -232,7 +234,15 @@ def _reasoning_plan(a: Analysis, options: RequestOptions, prompt: str,
     extract = options.reasoning_format != "none" and not off
     return ReasoningPlan(start=r.start, end=r.end, extract=extract, open_at_start=open_, inline_prefix=prefix,
                          off=off, strip_stray=off and options.reasoning_format != "none",
-                         tentative=r.mode == "delimiter" and not options.continue_final_message)
+                         tentative=r.mode == "delimiter" and not options.continue_final_message,
+                         unopened=extract and not open_ and r.mode == "tagged" and bool(r.start.strip())
+                         and bool(r.end.strip()) and not options.continue_final_message
+                         and (r.scope == "always" or _switched_on(r.on_kwargs, options.chat_template_kwargs)))
+
+
+def _switched_on(on: Mapping[str, Any], kwargs: Mapping[str, Any]) -> bool:
+    """The request switches thinking on explicitly (``enable_thinking=True``)."""
+    return bool(on) and all(kwargs.get(k) == v for k, v in on.items())
 
 
 def prompt_reasoning_state(a: Analysis, options: RequestOptions, prompt: str) -> tuple[bool, bool, str]:

@@ -99,3 +99,45 @@ UNCLOSED = [
 @pytest.mark.parametrize("case", UNCLOSED, ids=ids(UNCLOSED))
 def test_a_call_ends_reasoning_never_closed(case: Case) -> None:
     check(case)
+
+
+NO_OPENER = [
+    # vLLM test_seedoss_reasoning_parser: the prompt does not open <seed:think>, the model skips it
+    Case("vllm-seed_oss#06", "ByteDance-Seed-OSS.jinja", "This is a reasoning section</seed:think>This is the rest",
+         reasoning="This is a reasoning section", content="This is the rest", tools=None, thinking=True),
+    Case("vllm-seed_oss#09", "ByteDance-Seed-OSS.jinja", "This\nThat</seed:think>This is the rest\nThat",
+         reasoning="This\nThat", content="This is the rest\nThat", tools=None, thinking=True),
+    # ... and an answer with no reasoning at all stays the answer (vLLM reports it as reasoning: policy)
+    Case("vllm-seed_oss#08", "ByteDance-Seed-OSS.jinja", "This is content", reasoning="", content="This is content",
+         tools=None, thinking=True),
+    # vLLM test_gemma4_reasoning_parser: no <|channel> opener, or no "thought" label after it
+    Case("vllm-gemma4#24", "google-gemma-4-31B-it.jinja", "This is a reasoning section<channel|>This is the rest",
+         reasoning="This is a reasoning section", content="This is the rest", tools=None, thinking=True),
+    Case("vllm-gemma4#28", "google-gemma-4-31B-it.jinja", "<|channel>This is a reasoning section<channel|>This is the rest",
+         reasoning="This is a reasoning section", content="This is the rest", tools=None, thinking=True),
+    Case("vllm-gemma4#31", "google-gemma-4-31B-it.jinja", "<|channel>This is a reasoning section",
+         reasoning="This is a reasoning section", content="", tools=None, thinking=True),
+    Case("vllm-gemma4#27", "google-gemma-4-31B-it.jinja", "This is content", reasoning="", content="This is content",
+         tools=None, thinking=True),
+    Case("fixture-answer-then-block", "qwen3_think_json", "Hello <think>hm</think> there",
+         reasoning="hm", content="Hello  there", calls=[]),   # both sides kept
+    Case("fixture-no-opener", "qwen3_think_json", "Let me see.</think>The answer.",
+         reasoning="Let me see.", content="The answer.", calls=[]),
+    Case("fixture-no-opener-call", "qwen3_think_json",
+         'Sure.\n<tool_call>\n{"name": "get_weather", "arguments": {"location": "Paris"}}\n</tool_call>',
+         reasoning="", content="Sure.", calls=[("get_weather", {"location": "Paris"})]),
+]
+
+
+@pytest.mark.parametrize("case", NO_OPENER, ids=ids(NO_OPENER))
+def test_reasoning_without_its_opener(case: Case) -> None:
+    """Thinking on and the block not opened by the prompt: text before a close with no open is reasoning
+    (held until the close, a call, an answer wrapper or the end, when it is the answer)."""
+    check(case)
+
+
+def test_label_is_optional_but_not_guessed() -> None:
+    """``<|channel>`` without its ``thought`` label opens the block; a word that only starts like the
+    label (``thousand``) is reasoning text (vLLM test_gemma4_reasoning_parser)."""
+    check(Case("vllm-gemma4#37", "google-gemma-4-31B-it.jinja", "<|channel>thousand reasons<channel|>Done",
+               reasoning="thousand reasons", content="Done", tools=None, thinking=True))

@@ -182,7 +182,7 @@ def build_peg(plan: RequestPlan) -> PegParser:
     if plan.assistant_header.strip() and not r.open_at_start and not pre.content:
         parts.append(b.marker("assistant_header", plan.assistant_header) + "?")
     opener = tp.opener.pattern if tools is not None and tp is not None else ""
-    reasoning = "" if pre.content else _reasoning(b, r, opener)
+    reasoning = "" if pre.content else _reasoning(b, r, opener, (plan.content.start, *plan.content.markers))
     if reasoning:
         parts += [reasoning, turn]
     content = _content(b, plan, opener, tools is not None, json_answer, stops)
@@ -210,7 +210,7 @@ def build_peg(plan: RequestPlan) -> PegParser:
     return PegParser(text=text, grammar=Grammar(text), context=ctx)
 
 
-def _reasoning(b: _Rules, r: ReasoningPlan, opener: str) -> str:
+def _reasoning(b: _Rules, r: ReasoningPlan, opener: str, answer_markers: tuple[str, ...] = ()) -> str:
     """``reasoning``: required when the prompt opened the block, else optional; "" when none.
 
     With reasoning switched off the engine drops the markers of a block the model opens anyway
@@ -226,12 +226,18 @@ def _reasoning(b: _Rules, r: ReasoningPlan, opener: str) -> str:
     elif start:
         # a bare close stands for an empty block (MiniMax-M3 renders "</mm:think>" + content)
         body, term = "reasoning_start reasoning_text reasoning_end / reasoning_end", "reasoning?"
+        if r.unopened:   # the model may skip the opener: text before a close is reasoning
+            body = "reasoning_start reasoning_text reasoning_end / reasoning_text reasoning_end"
     else:
         return ""
     b.add("reasoning", body)
     if "reasoning_start" in body:
         b.marker("reasoning_start", r.start)
-    text = r"(?s:.*?)" if not (r.tentative and opener) else r"(?s:(?:(?!" + opener + ").)*?)"
+    stops = [opener] if opener else []
+    if r.unopened:   # as the engine: a call, the opener or an answer wrapper before the close ends the hold
+        stops += [mk.pattern(m) for m in (r.start, *answer_markers) if m.strip()]
+    text = r"(?s:.*?)" if not ((r.tentative or r.unopened) and stops) else \
+        r"(?s:(?:(?!" + "|".join(stops) + ").)*?)"
     b.add("reasoning_text", _rx(text + "(?=" + end + ")"))
     b.marker("reasoning_end", r.end)
     return term

@@ -40,6 +40,7 @@ class _Tables:
     content: regex.Pattern[str] | None            # any marker that interrupts free content
     content_alts: tuple[regex.Pattern[str], ...]  # ... each on its own (a longer one may still match)
     tool_alts: tuple[regex.Pattern[str], ...]     # the call openers among them
+    answer_alts: tuple[regex.Pattern[str], ...]   # ... and the reasoning opener and answer wrappers
     reasoning_end: regex.Pattern[str] | None
     reasoning_reopen: regex.Pattern[str] | None   # the opener written again at the start of a block
     reasoning_call: regex.Pattern[str] | None     # a call opener marker: ends a block never closed
@@ -68,7 +69,7 @@ def _compile(plan: RequestPlan) -> _Tables:
     named: list[tuple[str, str]] = []
     named_call: regex.Pattern[str] | None = None   # calls with no marker: NAME(...
     if r.extract and r.start:
-        named.append(("rstart", mk.pattern(r.start)))
+        named.append(("rstart", mk.pattern_label_optional(r.start)))
     if r.strip_stray and r.start:
         # reasoning is off but the model opens a block anyway (PRE.6): its markers are dropped
         named.append(("rstray", r"\A\s*" + mk.pattern(r.start)))
@@ -102,9 +103,10 @@ def _compile(plan: RequestPlan) -> _Tables:
         content=mk.compile_any(named),
         content_alts=tuple(mk.compile_source(src) for _, src in named if src),
         tool_alts=tuple(mk.compile_source(src) for n, src in named if src and n.startswith("t")),
+        answer_alts=tuple(mk.compile_source(src) for n, src in named if src and (n == "rstart" or n.startswith("cwrap"))),
         # a model that opens its tool calls without closing its reasoning: the calls end it
         reasoning_end=mk.compile_any(rnamed), named_call=named_call,
-        reasoning_reopen=mk.compile_marker(r.start) if r.start.strip() else None,
+        reasoning_reopen=mk.compile_source(mk.pattern_label_optional(r.start)) if r.start.strip() else None,
         reasoning_call=_call_marker(plan), reasoning_close=mk.compile_marker(r.end) if r.end.strip() else None,
         section_end=mk.compile_marker(t.section_end) if t is not None else None,
         call_start=mk.compile_marker(t.call_start) if t is not None else None,
@@ -139,8 +141,11 @@ class Engine:
         self.state = "reasoning" if (r.open_at_start and r.extract) else "content"
         if self.state == "reasoning" and r.tentative:
             self.state = "tentative"
+        elif self.state == "content" and r.unopened:
+            self.state = "tentative"   # the model may write its reasoning without the opener
         self._scan = 0                   # where the tentative search resumes
         self._rscan = -1                 # a call opener inside reasoning: where the search for its end resumes
+        self._content_ws: str | None = None   # the answer's whitespace before a block inside it
         self._pending_ws = ""            # trailing whitespace held back in content/reasoning
         self._segment_start = True       # skip leading whitespace of a new content/reasoning segment
         self._call: CallReader | None = None
@@ -329,6 +334,8 @@ class Engine:
             return   # "<|close|>" is complete but "<|close|>response" may be coming
         kind = m.lastgroup or ""
         if kind == "rstart":
+            # a block inside the answer: the answer's whitespace on both sides is kept around it
+            self._content_ws = self._pending_ws if self._parts["content"] else None
             self._boundary()
             self.pos = m.end()
             self.state = "reasoning"
@@ -390,10 +397,16 @@ class Engine:
         self.pos = m.start()
         if m.partial or (not final and m.end() == len(self.buf)):
             return   # a longer marker may still match here: wait for more text
-        self._boundary()
-        self.state = "content"
+        self._leave_reasoning()
         if m.lastgroup == "rend":
             self.pos = m.end()
+
+    def _leave_reasoning(self) -> None:
+        self._boundary()
+        self.state = "content"
+        if self._content_ws is not None:
+            self._pending_ws, self._segment_start = self._content_ws, False
+            self._content_ws = None
 
     def _call_in_reasoning(self, after: int, final: bool) -> None:
         """A call opener inside reasoning: quoted if the block closes later, else the call ends the block.
@@ -408,8 +421,7 @@ class Engine:
             self._rscan = -1
             self._reasoning(self.buf[self.pos:e.start()])
             self.pos = e.end()
-            self._boundary()
-            self.state = "content"
+            self._leave_reasoning()
             return
         if not final:
             self._rscan = e.start() if e is not None else max(after, len(self.buf) - 64)
@@ -423,6 +435,10 @@ class Engine:
         tools = self._t.tool_alts
         start = max(self.pos, self._scan)
         hits = []
+        for alt in self._t.answer_alts:
+            m = alt.search(self.buf, start, partial=not final)
+            if m is not None:
+                hits.append((m.start(), 1, m))
         if self._t.reasoning_end is not None:
             m = self._t.reasoning_end.search(self.buf, start, partial=not final)
             if m is not None:
@@ -440,7 +456,8 @@ class Engine:
                 self._reasoning(self.buf[self.pos:m.start()])
                 self.pos = m.end()
                 self._boundary()
-            self.state = "content"   # a call came first: the held text was the answer
+            # a call, an answer wrapper or the opener came first: the held text was the answer
+            self.state = "content"
             return
         self._scan = max(self.pos, len(self.buf) - 64)
         if final:
