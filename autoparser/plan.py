@@ -102,6 +102,7 @@ class ToolPlan:
     forced: bool = False             # tool_choice "required" or a named function: at least one call
     parallel: bool = True            # more than one call allowed
     opener: Opener = field(default_factory=Opener)
+    stray_closers: tuple[str, ...] = ()   # the opener's mirror closer the template never renders ([/TOOL_CALLS])
 
     def schema(self, name: str) -> Mapping[str, Any]:
         return self.schemas.get(name) or _EMPTY
@@ -206,7 +207,25 @@ def _tool_plan(a: Analysis, options: RequestOptions, schemas: dict[str, Mapping[
     allowed = (wanted,) if wanted is not None else names
     return ToolPlan(format=a.tools, names=names, allowed=allowed, schemas=MappingProxyType(schemas),
                     forced=tc == "required" or wanted is not None, parallel=bool(options.parallel_tool_calls),
-                    opener=opener(a, names))
+                    opener=opener(a, names), stray_closers=stray_closers(a.tools))
+
+
+_BRACKET_TOKEN = re.compile(r"\s*(?:\[([A-Za-z_]{2,30})\]|<([A-Za-z_]{2,30})>)")
+
+
+def stray_closers(t: ToolFormat) -> tuple[str, ...]:
+    """Closers models write after calls that the template never renders: the mirror of a
+    ``[NAME]`` or ``<NAME>`` opener (Mistral's ``[/TOOL_CALLS]``), when the format has no such end."""
+    out = []
+    ends = t.section_end + t.call_end + t.call_close
+    for marker in (t.section_start, t.call_start):
+        m = _BRACKET_TOKEN.match(marker)
+        if m is None:
+            continue
+        closer = f"[/{m.group(1)}]" if m.group(1) else f"</{m.group(2)}>"
+        if closer not in ends:
+            out.append(closer)
+    return tuple(out)
 
 
 def _answer_plan(rf: Mapping[str, Any] | None) -> AnswerPlan:

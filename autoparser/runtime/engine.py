@@ -78,6 +78,8 @@ def _compile(plan: RequestPlan) -> _Tables:
     if p.tools is not None and t is not None:
         if t.section_end and not t.section_start:
             named.append(("send", mk.pattern(t.section_end)))   # a section end after trailing content
+        for i, closer in enumerate(p.tools.stray_closers):
+            named.append((f"xclose{i}", mk.pattern(closer)))   # recognised and dropped
         op = p.tools.opener
         if op.pattern:
             # a section or call opener is consumed; a name or a JSON object starts the call itself
@@ -361,6 +363,9 @@ class Engine:
         elif kind == "tname" or kind == "tjson":
             self._call_boundary()
             self._start_call()
+        elif kind.startswith("xclose"):   # a stray closer after calls: the content around it stays apart
+            self._call_boundary()
+            self.pos = m.end()
         else:  # wrappers and stop markers: recognised and dropped
             self._boundary()
             self.pos = m.end()
@@ -467,6 +472,8 @@ class Engine:
         t = self.tools
         assert t is not None
         st, end = mk.match_here(self.section_end, self.buf, self.pos, final) if t.section_end else ("no", 0)
+        if st == "no" and final and _cut_at_end(self.section_end, self.buf, self.pos):
+            st, end = "match", len(self.buf)   # the output stopped inside the section's end marker
         if st == "match":
             self.pos = end
             self._in_section = False
@@ -564,6 +571,8 @@ class Engine:
                 self._call = _Closing(self)
                 self.state = "call"
                 return
+            if st == "no" and final and _cut_at_end(self._t.call_end, self.buf, self.pos):
+                st, end = "match", len(self.buf)   # the output stopped inside the call's end marker
             if st == "match":
                 self.pos = end
         self._after_call()
@@ -590,6 +599,19 @@ class Engine:
         if rest.strip():
             self._content(rest, raw=True)
         self.pos = len(self.buf)
+
+
+def _cut_at_end(pat: regex.Pattern[str] | None, buf: str, pos: int) -> bool:
+    """The rest of the output (after whitespace) is the start of marker ``pat``, cut off by the end."""
+    if pat is None:
+        return False
+    i = pos
+    while i < len(buf) and buf[i] in WS:
+        i += 1
+    if i == len(buf):
+        return False
+    m = pat.match(buf, i, partial=True)
+    return m is not None and m.partial
 
 
 class _Closing(CallReader):
