@@ -313,7 +313,7 @@ def opener(a: Analysis, names: tuple[str, ...]) -> Opener:
     if t.call_start.strip():
         # the name prefix must follow: "<|channel|>" alone also opens reasoning and content
         named = bool(t.name_prefix.strip()) and t.id_position != "before_name"
-        ahead = r"(?=\s*" + mk.pattern(t.name_prefix) + ")" if named else ""
+        ahead = r"(?=\s*" + name_prefix_pattern(t) + ")" if named else ""
         if named and _collides(t.call_start, a):
             both = t.call_start + " " + t.name_prefix
             return Opener(mk.pattern(t.call_start) + ahead, "call_name", both,
@@ -335,7 +335,20 @@ def json_trigger(t: ToolFormat, names: tuple[str, ...]) -> str:
     if t.json is not None and t.json.name_is_key:
         alts = "|".join(re.escape(n) for n in names) or r"[^\"]+"
         return r"\{\s*\"(?:" + alts + r")\"\s*:"
-    return mk.pattern(t.name_prefix)
+    return name_prefix_pattern(t)
+
+
+def name_prefix_pattern(t: ToolFormat) -> str:
+    """The name prefix as a regex; in a JSON call, whitespace may also sit inside the JSON
+    punctuation (``{\\n  "name":``, as indented JSON is written)."""
+    if t.style != "json":
+        return mk.pattern(t.name_prefix)
+    out = []
+    for ch in t.name_prefix.strip():
+        if ch.isspace():
+            continue
+        out.append((r"\s*" if ch == ":" else "") + re.escape(ch) + (r"\s*" if ch in "{[:," else ""))
+    return "".join(out)
 
 
 def bare_section_opener(t: ToolFormat) -> bool:

@@ -1,7 +1,9 @@
 """Rule 2: whitespace the template does not render.
 
 * Spaces and newlines between markers, around names, before argument separators and inside
-  JSON are tolerated (markers are whitespace-tolerant patterns, ``autoparser/markers.py``).
+  JSON are tolerated (markers are whitespace-tolerant patterns, ``autoparser/markers.py``, also
+  around a special token inside a marker piece; a JSON name prefix tolerates indentation,
+  ``plan.name_prefix_pattern``).
 * Whitespace *outside* the call markers belongs to the content around the calls: text before
   and after a call keeps its spaces and newlines (``"Intro.\\n<call>…</call>\\nOutro."`` gives
   ``"Intro.\\n\\nOutro."``), as vLLM and SGLang report it; the answer's own leading and trailing
@@ -43,6 +45,13 @@ CASES = [
     Case("fixture-empty-object-spaced", "hermes_json",
          '<tool_call>\n{"name": "get_time", "arguments": { }}\n</tool_call>\n\n\n',
          content="", calls=[("get_time", {})]),
+    Case("fixture-indented-json", "hermes_json",
+         '<tool_call>\n{\n  "name" : "get_weather",\n  "arguments": {\n    "location": "Paris"\n  }\n}\n</tool_call>',
+         content="", calls=[("get_weather", {"location": "Paris"})]),
+    # vLLM test_internlm2_tool_parser: indented JSON after <|action_start|><|plugin|>
+    Case("vllm-internlm#06", "vllm-tool_chat_template_internlm2_tool.jinja",
+         '<|action_start|><|plugin|>{\n  "name": "get_weather",\n  "parameters": {\n    "location": "C:\\\\Users"\n'
+         '  }\n}<|action_end|>', content="", calls=[("get_weather", {"location": "C:\\Users"})]),
     # SGLang test_minicpm5_detector
     Case("sglang-minicpm5#01", "openbmb-MiniCPM5-1B.jinja",
          'Intro before.\n<function name="get_weather"><param name="location">上海</param></function>\nOutro after.\n',
