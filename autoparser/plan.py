@@ -335,6 +335,10 @@ def json_trigger(t: ToolFormat, names: tuple[str, ...]) -> str:
     if t.json is not None and t.json.name_is_key:
         alts = "|".join(re.escape(n) for n in names) or r"[^\"]+"
         return r"\{\s*\"(?:" + alts + r")\"\s*:"
+    if names and t.name_prefix.rstrip().endswith(":"):
+        # with no marker, only a declared tool's name makes a JSON object a call
+        # (a name cut off by the end of the output still opens the call: it is truncated)
+        return name_prefix_pattern(t) + r"(?=\"" + mk.tool_name(names)[len(r"(?<!\w)"):] + r"\"|\"[^\"\n]*\Z)"
     return name_prefix_pattern(t)
 
 

@@ -167,6 +167,12 @@ class JsonCallReader(CallReader):
                 except ValueError:
                     self.name = raw.strip("\"'")
                 self._args_path = layout.args_path
+                tools = self.engine.plan.tools
+                if tools is not None and not tools.opener.role and tools.names and self.name not in tools.names:
+                    # no marker opened this object: a name no tool has makes it text (a stream that
+                    # started it on a cut-off name decides here, as the whole-text trigger does)
+                    self.not_a_call = self.start
+                    return
         if self.index is None:
             if layout.id_path and (layout.id_after_args or sc.started(layout.id_path) is not None) \
                     and end is None and sc.value(layout.id_path) is None:

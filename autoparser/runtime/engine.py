@@ -148,6 +148,8 @@ class Engine:
         self._scan = 0                   # where the tentative search resumes
         self._rscan = -1                 # a call opener inside reasoning: where the search for its end resumes
         self._content_ws: str | None = None   # the answer's whitespace before a block inside it
+        self._fence = False              # a ``` code fence is open in the answer
+        self._fence_tail = ""            # the answer's last two characters (a fence split across chunks)
         self._pending_ws = ""            # trailing whitespace held back in content/reasoning
         self._segment_start = True       # skip leading whitespace of a new content/reasoning segment
         self._call: CallReader | None = None
@@ -314,18 +316,27 @@ class Engine:
             if (self.state, self.pos) == before:
                 break
 
+    def _free_text(self, text: str) -> None:
+        """Content read in the content state; tracks whether a ``` code fence is open."""
+        if text:
+            s = self._fence_tail + text
+            if s.count("```") % 2:
+                self._fence = not self._fence
+            self._fence_tail = s[-2:]
+        self._content(text)
+
     def _step_content(self, final: bool) -> None:
         pat = self._t.content
         if pat is None:
-            self._content(self.buf[self.pos:])
+            self._free_text(self.buf[self.pos:])
             self.pos = len(self.buf)
             return
         m = pat.search(self.buf, self.pos, partial=not final)
         if m is None:
-            self._content(self.buf[self.pos:])
+            self._free_text(self.buf[self.pos:])
             self.pos = len(self.buf)
             return
-        self._content(self.buf[self.pos:m.start()])
+        self._free_text(self.buf[self.pos:m.start()])
         self.pos = m.start()
         # a longer marker may still match here: wait for more text (a name and its opener is whole)
         if m.partial or (not final and m.end() == len(self.buf)
@@ -335,6 +346,11 @@ class Engine:
                              for alt in self._t.content_alts):
             return   # "<|close|>" is complete but "<|close|>response" may be coming
         kind = m.lastgroup or ""
+        if self._fence and kind[:1] == "t":
+            # call markup inside a code fence in the answer is quoted: it stays text
+            self._free_text(m.group())
+            self.pos = m.end()
+            return
         if kind == "rstart":
             # a block inside the answer: the answer's whitespace on both sides is kept around it
             self._content_ws = self._pending_ws if self._parts["content"] else None
