@@ -323,6 +323,7 @@ class TaggedCallReader(CallReader):
         self.fmt = fmt
         self.origin = engine.pos
         self.phase = "id_first" if fmt.id_position == "before_name" else "name_prefix"
+        self.broke = False          # the arguments broke off (the engine looks for the next call)
         self.name = ""
         self.call_id = ""
         self.index: int | None = None
@@ -350,6 +351,13 @@ class TaggedCallReader(CallReader):
             self.p_arg_prefix = p(ta.prefix)
             self.p_key_suffix = p(ta.key_suffix)
             self.p_value_end = p(ta.value_end)
+            # a value whose end marker the model left out ends where the next argument begins
+            # (``Dallas\n<parameter=state>``; a quoted call close stays in the value)
+            nxt = []
+            if ta.value_end.strip() and ta.prefix.strip() and ta.key_suffix.strip():
+                nxt.append(r"(?=\s*" + mk.pattern(ta.prefix) + r"[\w.\-]{1,64}" + mk.pattern(ta.key_suffix) + ")")
+            if nxt and self.p_value_end is not None:
+                self.p_value_end = mk.compile_source("(?P<vend>" + mk.pattern(ta.value_end) + ")|" + "|".join(nxt))
             self.p_arg_sep = p(ta.separator)
         stop = [t for t in (fmt.name_suffix, fmt.id_prefix if fmt.id_position == "after_name" else "",
                             ta.prefix if ta else "", fmt.call_close, fmt.call_end) if t.strip()]
@@ -530,6 +538,7 @@ class TaggedCallReader(CallReader):
             # the arguments broke off: close them; after their last complete value, the text is content
             self.truncate()
             self.engine.warn("tool call broke off; its arguments were closed and the rest kept as content")
+            self.broke = True
             return "done", self.args_start + sc.commit
         python = sc.python
         if end is None:

@@ -50,6 +50,7 @@ class _Tables:
     call_start: regex.Pattern[str] | None
     separator: regex.Pattern[str] | None
     call_end: regex.Pattern[str] | None
+    resync: regex.Pattern[str] | None             # after a broken call: the next call start or section end
 
 
 _TABLES: weakref.WeakKeyDictionary[RequestPlan, _Tables] = weakref.WeakKeyDictionary()
@@ -113,7 +114,14 @@ def _compile(plan: RequestPlan) -> _Tables:
         section_end=mk.compile_marker(t.section_end) if t is not None else None,
         call_start=mk.compile_marker(t.call_start) if t is not None else None,
         separator=mk.compile_marker(t.separator) if t is not None else None,
-        call_end=mk.compile_marker(t.call_end) if t is not None else None)
+        call_end=mk.compile_marker(t.call_end) if t is not None else None,
+        resync=_resync(t))
+
+
+def _resync(t: ToolFormat | None) -> regex.Pattern[str] | None:
+    if t is None or not t.section_start.strip() or not t.call_start.strip():
+        return None
+    return mk.compile_any([("next", "|".join(mk.pattern(x) for x in (t.call_start, t.section_end) if x.strip()))])
 
 
 def _call_marker(plan: RequestPlan) -> regex.Pattern[str] | None:
@@ -313,6 +321,8 @@ class Engine:
                 self._step_tools(final)
             elif self.state == "call":
                 self._step_call(final)
+            elif self.state == "resync":
+                self._step_resync(final)
             if (self.state, self.pos) == before:
                 break
 
@@ -549,6 +559,25 @@ class Engine:
         self._call = reader
         self.state = "call"
 
+    def _step_resync(self, final: bool) -> None:
+        """After a broken call inside a section: its rest, as written, is content up to the next
+        call start or the section's end."""
+        pat = self._t.resync
+        assert pat is not None
+        m = pat.search(self.buf, self.pos, partial=not final)
+        if m is None:
+            self._content(self.buf[self.pos:], raw=True)
+            self.pos = len(self.buf)
+            if final:
+                self._leave_tools()
+            return
+        self._content(self.buf[self.pos:m.start()], raw=True)
+        self.pos = m.start()
+        if m.partial or (not final and m.end() == len(self.buf)):
+            return
+        self._boundary()
+        self.state = "tools"
+
     def _leave_tools(self) -> None:
         """Tool section ended without its closing marker: back to content."""
         self._in_section = False
@@ -574,6 +603,8 @@ class Engine:
                 # the call was announced: close it, and what follows is content again
                 reader.truncate()
                 self.warn("tool call broke off; its arguments were closed and the rest kept as content")
+                if self._in_section and self._t.resync is not None:
+                    self.state = "resync"   # a later call of the same section is still a call
                 return
             # the text did not fit the format: keep it as content
             self.warn("tool call did not match the format; kept as content")
@@ -581,6 +612,9 @@ class Engine:
             return
         t = self.tools
         assert t is not None
+        if getattr(reader, "broke", False) and self._in_section and self._t.resync is not None:
+            self.state = "resync"   # a later call of the same section is still a call
+            return
         if t.call_end and not isinstance(reader, _Closing):   # _Closing has read the end marker already
             st, end = mk.match_here(self._t.call_end, self.buf, self.pos, final)
             if st == "more" and not final:
