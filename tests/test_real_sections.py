@@ -8,6 +8,8 @@
 * A closer the template never renders, mirroring the opener (Mistral's ``[/TOOL_CALLS]``,
   ``</tool_call>`` after Granite's unclosed ``<tool_call>``), is a recognised marker
   (``plan.stray_closers``).
+* A per-call special token with no section opener before it implies the section (Kimi's
+  ``<|tool_call_begin|>`` alone; ``engine._implied_section``), and ends reasoning never closed.
 * Calls inside an unclosed reasoning block: see ``test_real_reasoning_opener.py``.
 
 Cases: Dynamo ``tests/parity/toolcalling/fixtures`` (mistral, jamba, nemotron_deci, kimi_k2,
@@ -46,6 +48,17 @@ CASES = [
          'get_weather<｜tool▁sep｜>{"location":"LA"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
          content="I will check the weather.  Then check LA weather.",
          calls=[("get_weather", {"location": "NYC"}), ("get_weather", {"location": "LA"})]),
+    # llama.cpp Kimi-K2-Thinking vectors, Dynamo kimi_k2 batch: calls with no section opener
+    Case("llamacpp-Kimi-K2-Thinking#12", "Kimi-K2-Thinking.jinja",
+         '<think>I need to call two functions<|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>'
+         '{"location": "NYC"}<|tool_call_begin|>functions.get_time:1<|tool_call_argument_begin|>{"timezone": "EST"}',
+         reasoning="I need to call two functions", content="",
+         calls=[("get_weather", {"location": "NYC"}), ("get_time", {"timezone": "EST"})], thinking=True),
+    Case("dynamo-kimi_k2#14", "Kimi-K2-Instruct.jinja",
+         '<|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{"location":"NYC"}<|tool_call_end|>'
+         '<|tool_calls_section_end|><|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:1'
+         '<|tool_call_argument_begin|>{"location":"Boston"}<|tool_call_end|><|tool_calls_section_end|>',
+         content="", calls=[("get_weather", {"location": "NYC"}), ("get_weather", {"location": "Boston"})]),
 ]
 
 

@@ -89,6 +89,8 @@ def _compile(plan: RequestPlan) -> _Tables:
             named.append((kind, op.pattern))
             if not op.role and t.style == "tagged":
                 named_call = mk.compile_source(op.pattern)
+            if _implied_section(t):
+                named.append(("tsection_implied", mk.pattern(t.call_start)))
     c = p.content
     if c.start:
         named.append(("cwrap", mk.pattern(c.start)))
@@ -131,7 +133,18 @@ def _call_marker(plan: RequestPlan) -> regex.Pattern[str] | None:
     if not op.role or not op.pattern:
         return None
     # a call start needs no lookahead for its name here: any call, in any spelling, ends the block
-    return mk.compile_source(mk.pattern(op.marker) if op.role == "call_start" else op.pattern)
+    src = mk.pattern(op.marker) if op.role == "call_start" else op.pattern
+    if _implied_section(plan.analysis.tools):
+        src = src + "|" + mk.pattern(plan.analysis.tools.call_start)
+    return mk.compile_source(src)
+
+
+def _implied_section(t: ToolFormat) -> bool:
+    """Sectioned calls whose per-call marker is a special token: models also write the calls
+    without the section opener (Kimi's ``<|tool_call_begin|>`` alone)."""
+    first = mk.tokens(t.call_start)[0] if t.call_start.strip() else ""
+    return bool(t.section_start.strip()) and len(first) >= 4 and \
+        any(first.startswith(o) for o in ("<|", "<｜", "[")) and first not in t.section_start
 
 
 class Engine:
@@ -380,6 +393,11 @@ class Engine:
         elif kind == "tsection":
             self._call_boundary()
             self.pos = m.end()
+            self._in_section = True
+            self.state = "tools"
+        elif kind == "tsection_implied":
+            # a call marker with no section opener before it: the section is implied
+            self._call_boundary()
             self._in_section = True
             self.state = "tools"
         elif kind == "tcall":
