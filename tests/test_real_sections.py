@@ -10,6 +10,9 @@
   (``plan.stray_closers``).
 * A per-call special token with no section opener before it implies the section (Kimi's
   ``<|tool_call_begin|>`` alone; ``engine._implied_section``), and ends reasoning never closed.
+* A tag-like name prefix written without its call start (``<function=NAME>`` with no
+  ``<tool_call>``) opens a call when it names a declared tool (``engine._implied_call_start``);
+  such a call may also end without its end marker.
 * Calls inside an unclosed reasoning block: see ``test_real_reasoning_opener.py``.
 
 Cases: Dynamo ``tests/parity/toolcalling/fixtures`` (mistral, jamba, nemotron_deci, kimi_k2,
@@ -48,6 +51,16 @@ CASES = [
          'get_weather<｜tool▁sep｜>{"location":"LA"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
          content="I will check the weather.  Then check LA weather.",
          calls=[("get_weather", {"location": "NYC"}), ("get_weather", {"location": "LA"})]),
+    # vLLM test_qwen3coder_tool_parser: <function=...> without its <tool_call> (with or without the close)
+    Case("vllm-qwen3_xml#09", "Qwen3-Coder.jinja",
+         "<function=get_weather>\n<parameter=location>\nDallas\n</parameter>\n<parameter=timezone>\nTX\n"
+         "</parameter>\n</function>", content="", calls=[("get_weather", {"location": "Dallas", "timezone": "TX"})]),
+    Case("vllm-qwen3_xml#12", "Qwen3-Coder.jinja",
+         "I'll check the weather for you.\n\n<function=get_weather>\n<parameter=location>\nDallas\n</parameter>\n"
+         "</function>\n</tool_call>", content="I'll check the weather for you.",
+         calls=[("get_weather", {"location": "Dallas"})]),
+    Case("fixture-function-prose", "xml_params", "Use <function=unknown> tags.", content="Use <function=unknown> tags.",
+         calls=[]),
     # llama.cpp Kimi-K2-Thinking vectors, Dynamo kimi_k2 batch: calls with no section opener
     Case("llamacpp-Kimi-K2-Thinking#12", "Kimi-K2-Thinking.jinja",
          '<think>I need to call two functions<|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>'

@@ -32,6 +32,7 @@ _NAME = regex.compile(r"[^\s<>\[\]{}\"'|,:=()`]+")
 
 class CallReader:
     origin: int = 0
+    implied: bool = False     # the call's start marker was left out (the engine found its name prefix)
 
     def can_start(self, buf: str, pos: int) -> bool:
         return True
@@ -324,6 +325,7 @@ class TaggedCallReader(CallReader):
         self.origin = engine.pos
         self.phase = "id_first" if fmt.id_position == "before_name" else "name_prefix"
         self.broke = False          # the arguments broke off (the engine looks for the next call)
+        self.implied = False        # the call's start marker was left out (the engine found its name prefix)
         self.name = ""
         self.call_id = ""
         self.index: int | None = None
@@ -631,6 +633,9 @@ class TaggedCallReader(CallReader):
             if st == "match":
                 pos = end
         at = _skip_ws(buf, pos)
+        if final and self.implied and self.p_close is not None and _cut_marker(self.p_close, buf, at):
+            self._end_args()     # a call written without its start marker ends without its end marker
+            return "done", len(buf)
         if final and any(p is not None and _cut_marker(p, buf, at) for p in (self.p_arg_prefix, self.p_close)):
             return "more", pos   # the output ends inside the next argument's marker or the close
         st, end = mk.match_here(self.p_arg_prefix, buf, pos, final)

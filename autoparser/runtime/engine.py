@@ -91,6 +91,9 @@ def _compile(plan: RequestPlan) -> _Tables:
                 named_call = mk.compile_source(op.pattern)
             if _implied_section(t):
                 named.append(("tsection_implied", mk.pattern(t.call_start)))
+            if _implied_call_start(t) and p.tools.names:
+                # "<function=NAME>" written without its "<tool_call>": the call start is implied
+                named.append(("tcall_implied", mk.pattern(t.name_prefix) + "(?=" + mk.tool_name(p.tools.names) + ")"))
     c = p.content
     if c.start:
         named.append(("cwrap", mk.pattern(c.start)))
@@ -137,6 +140,14 @@ def _call_marker(plan: RequestPlan) -> regex.Pattern[str] | None:
     if _implied_section(plan.analysis.tools):
         src = src + "|" + mk.pattern(plan.analysis.tools.call_start)
     return mk.compile_source(src)
+
+
+def _implied_call_start(t: ToolFormat) -> bool:
+    """A call start followed by a tag-like name prefix (``<tool_call>`` + ``<function=``): models
+    also write the name prefix alone."""
+    first = mk.tokens(t.name_prefix)[0] if t.name_prefix.strip() else ""
+    return t.style == "tagged" and bool(t.call_start.strip()) and not t.section_start.strip() and \
+        first.startswith("<") and len(first) >= 4 and first not in t.call_start
 
 
 def _implied_section(t: ToolFormat) -> bool:
@@ -400,6 +411,11 @@ class Engine:
             self._call_boundary()
             self._in_section = True
             self.state = "tools"
+        elif kind == "tcall_implied":
+            self._call_boundary()
+            self._start_call()
+            if self._call is not None:
+                self._call.implied = True
         elif kind == "tcall":
             self._call_boundary()
             self.pos = m.end()
