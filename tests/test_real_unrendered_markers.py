@@ -82,3 +82,24 @@ CALLS = [
 @pytest.mark.parametrize("case", CALLS, ids=ids(CALLS))
 def test_declared_call_markers_and_separators(case: Case) -> None:
     check(case)
+
+
+HUNYUAN = "vllm-tool_chat_template_hunyuan_a13b.jinja"
+FACTS = [
+    # vLLM test_hunyuan_a13b_reasoning_parser / tool parser; SGLang hunyuan detector
+    Case("vllm-hunyuan#08", HUNYUAN, "<think>\nThis is a reasoning section\n</think>\n<answer>\nThis is the rest\n</answer>",
+         reasoning="This is a reasoning section", content="This is the rest", tools=None),
+    Case("vllm-hunyuan#12", HUNYUAN, "<think>\n\n</think>\n<answer>\nThis is the rest\n</answer>",
+         reasoning="", content="This is the rest", tools=None),
+    Case("vllm-hunyuan#07", HUNYUAN,
+         '<tool_calls>[{"name": "get_weather", "arguments": {"location": "Boston"}}]</tool_calls>\n</answer>',
+         content="", calls=[("get_weather", {"location": "Boston"})]),
+    Case("sglang-hunyuan#01", HUNYUAN, "<think>Let me think about this</think>The answer is 42.",
+         reasoning="Let me think about this", content="The answer is 42.", tools=None),
+]
+
+
+@pytest.mark.parametrize("case", FACTS, ids=ids(FACTS))
+def test_facts_for_unrendered_reasoning_and_answer(case: Case) -> None:
+    """Hunyuan-A13B: its vLLM template renders neither <think> nor <answer>; the facts entry supplies them."""
+    check(case)

@@ -31,6 +31,7 @@ class Special:
                                    # recognised and dropped wherever they appear in free text
     tool_fields: tuple[tuple[str, str], ...] = ()       # ToolFormat fields the model writes otherwise
     reasoning_fields: tuple[tuple[str, str], ...] = ()  # ReasoningFormat fields the model writes otherwise
+    content_fields: tuple[tuple[str, str], ...] = ()    # ContentFormat fields the model writes otherwise
 
     def applies(self, analysis: Analysis, source: str) -> bool:
         return all(n in source for n in self.needles) and \
@@ -63,6 +64,14 @@ SPECIALS: tuple[Special, ...] = (
                  "<|start|>assistant", "<|start|>", "<|end|>"),
     ),
     Special(
+        name="hunyuan-a13b",
+        why="Hunyuan-A13B writes <think>…</think> then <answer>…</answer>; vLLM's tool template for it renders "
+            "neither (vLLM hunyuan_a13b reasoning and tool parser tests, SGLang hunyuan detector)",
+        needles=("你是一位函数组合专家", "<tool_calls>["), when_style="json",
+        reasoning_fields=(("mode", "tagged"), ("start", "<think>\n"), ("end", "</think>")),
+        content_fields=(("start", "<answer>\n"), ("end", "</answer>")),
+    ),
+    Special(
         name="llama3-python-tag",
         why="Llama 3.x tokenizers declare <|python_tag|>, which the model writes before a JSON call; templates "
             "render custom-tool calls without it (vLLM llama3_json, SGLang llama32 detector tests)",
@@ -91,6 +100,8 @@ def apply_special(analysis: Analysis, renderer: Renderer) -> Analysis:
             if special.reasoning_fields:
                 out = dataclasses.replace(out, reasoning=dataclasses.replace(out.reasoning,
                                                                             **dict(special.reasoning_fields)))
+            if special.content_fields:
+                out = dataclasses.replace(out, content=dataclasses.replace(out.content, **dict(special.content_fields)))
             if special.markers:
                 extra = tuple(m for m in special.markers if m not in out.content.in_tool_turns)
                 out = dataclasses.replace(out, content=dataclasses.replace(
