@@ -24,15 +24,19 @@ def tokens(marker: str) -> list[str]:
 
 WILDCARD = "\x03"   # in an analysed marker: text that varies between renders (attributes, indices)
 NAME_WILDCARD = "\x04"   # in an analysed marker: a tool's name written there too (`` to=NAME<|message|>``)
+HEADER = "\x05"   # header fields in any order, each optional: words and special tokens (``<|constrain|>json``)
+HEADER_MAX = 80
 
 
 def _token_pattern(token: str) -> str:
     parts = []
-    for piece in regex.split(r"(\d+|\x03|\x04)", token):
+    for piece in regex.split(r"(\d+|\x03|\x04|\x05)", token):
         if not piece:
             continue
         if piece == WILDCARD:
             parts.append(r"[^<>\n]*?")
+        elif piece == HEADER:
+            parts.append(r"(?:[^<>\n{]|<\|\w{1,20}\|>){0," + str(HEADER_MAX) + "}?")
         elif piece == NAME_WILDCARD:
             parts.append(r"[\w.\-]+")
         elif piece.isdigit():
@@ -42,10 +46,31 @@ def _token_pattern(token: str) -> str:
     return "".join(parts)
 
 
+# a special token inside a piece (``:0<|tool_call_argument_begin|>``): models put whitespace around it too
+_SPECIAL = regex.compile(r"(<\|[^|<>\s]+\|>|<｜[^｜<>\s]+｜>)")
+
+
 @functools.lru_cache(maxsize=4096)
 def pattern(marker: str) -> str:
-    """Regex source for a marker: its pieces with optional whitespace between them."""
-    return r"\s*".join(_token_pattern(t) for t in tokens(marker))
+    """Regex source for a marker: its pieces with optional whitespace between them and around the
+    special tokens inside them."""
+    pieces = [p for t in tokens(marker) for p in _SPECIAL.split(t) if p]
+    return r"\s*".join(_token_pattern(p) for p in pieces)
+
+
+_LABELLED = regex.compile(r"(?s)(.*[>\]|｜▷])(\w{1,20})")
+
+
+def pattern_label_optional(marker: str) -> str:
+    """Like :func:`pattern`, but a word glued after the marker's last special token is optional
+    (Gemma 4's ``<|channel>thought``: models also write ``<|channel>`` alone)."""
+    m = _LABELLED.fullmatch(marker.strip())
+    if m is None:
+        return pattern(marker)
+    label = m.group(2)
+    # without the label, only where the label cannot be coming (a stream holds "<|channel>th" back)
+    prefixes = "|".join(regex.escape(label[:i]) for i in range(len(label), -1, -1))
+    return pattern(m.group(1)) + r"(?:\s*" + regex.escape(label) + r"|(?!\s*(?:" + prefixes + r")\Z))"
 
 
 def tool_name(names: Iterable[str]) -> str:

@@ -64,6 +64,8 @@ class ReasoningPlan:
     off: bool = False                # the request switched reasoning off
     strip_stray: bool = False        # off: drop the markers of a block the model opens anyway (PRE.6)
     tentative: bool = False          # no start marker: text is reasoning only if the end marker comes
+    unopened: bool = False           # thinking on, block not opened by the prompt: the model may skip the
+                                     # opener, so text before a close with no open is reasoning
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,7 @@ class ToolPlan:
     forced: bool = False             # tool_choice "required" or a named function: at least one call
     parallel: bool = True            # more than one call allowed
     opener: Opener = field(default_factory=Opener)
+    stray_closers: tuple[str, ...] = ()   # the opener's mirror closer the template never renders ([/TOOL_CALLS])
 
     def schema(self, name: str) -> Mapping[str, Any]:
         return self.schemas.get(name) or _EMPTY
@@ -207,7 +210,25 @@ def _tool_plan(a: Analysis, options: RequestOptions, schemas: dict[str, Mapping[
     allowed = (wanted,) if wanted is not None else names
     return ToolPlan(format=a.tools, names=names, allowed=allowed, schemas=MappingProxyType(schemas),
                     forced=tc == "required" or wanted is not None, parallel=bool(options.parallel_tool_calls),
-                    opener=opener(a, names))
+                    opener=opener(a, names), stray_closers=stray_closers(a.tools))
+
+
+_BRACKET_TOKEN = re.compile(r"\s*(?:\[([A-Za-z_]{2,30})\]|<([A-Za-z_]{2,30})>)")
+
+
+def stray_closers(t: ToolFormat) -> tuple[str, ...]:
+    """Closers models write after calls that the template never renders: the mirror of a
+    ``[NAME]`` or ``<NAME>`` opener (Mistral's ``[/TOOL_CALLS]``), when the format has no such end."""
+    out = []
+    ends = t.section_end + t.call_end + t.call_close
+    for marker in (t.section_start, t.call_start):
+        m = _BRACKET_TOKEN.match(marker)
+        if m is None:
+            continue
+        closer = f"[/{m.group(1)}]" if m.group(1) else f"</{m.group(2)}>"
+        if closer not in ends:
+            out.append(closer)
+    return tuple(out)
 
 
 def _answer_plan(rf: Mapping[str, Any] | None) -> AnswerPlan:
@@ -235,7 +256,15 @@ def _reasoning_plan(a: Analysis, options: RequestOptions, prompt: str, start: St
     extract = options.reasoning_format != "none" and not off
     return ReasoningPlan(start=r.start, end=r.end, extract=extract, open_at_start=open_, inline_prefix=prefix,
                          off=off, strip_stray=off and options.reasoning_format != "none",
-                         tentative=r.mode == "delimiter" and not options.continue_final_message)
+                         tentative=r.mode == "delimiter" and not options.continue_final_message,
+                         unopened=extract and not open_ and r.mode == "tagged" and bool(r.start.strip())
+                         and bool(r.end.strip()) and not options.continue_final_message
+                         and (r.scope == "always" or _switched_on(r.on_kwargs, options.chat_template_kwargs)))
+
+
+def _switched_on(on: Mapping[str, Any], kwargs: Mapping[str, Any]) -> bool:
+    """The request switches thinking on explicitly (``enable_thinking=True``)."""
+    return bool(on) and all(kwargs.get(k) == v for k, v in on.items())
 
 
 def prompt_reasoning_state(a: Analysis, options: RequestOptions, prompt: str) -> tuple[bool, bool, str]:
@@ -287,7 +316,7 @@ def opener(a: Analysis, names: tuple[str, ...]) -> Opener:
     if t.call_start.strip():
         # the name prefix must follow: "<|channel|>" alone also opens reasoning and content
         named = bool(t.name_prefix.strip()) and t.id_position != "before_name"
-        ahead = r"(?=\s*" + mk.pattern(t.name_prefix) + ")" if named else ""
+        ahead = r"(?=\s*" + name_prefix_pattern(t) + ")" if named else ""
         if named and _collides(t.call_start, a):
             both = t.call_start + " " + t.name_prefix
             return Opener(mk.pattern(t.call_start) + ahead, "call_name", both,
@@ -309,7 +338,24 @@ def json_trigger(t: ToolFormat, names: tuple[str, ...]) -> str:
     if t.json is not None and t.json.name_is_key:
         alts = "|".join(re.escape(n) for n in names) or r"[^\"]+"
         return r"\{\s*\"(?:" + alts + r")\"\s*:"
-    return mk.pattern(t.name_prefix)
+    if names and t.name_prefix.rstrip().endswith(":"):
+        # with no marker, only a declared tool's name makes a JSON object a call
+        # (a name cut off by the end of the output still opens the call: it is truncated)
+        return name_prefix_pattern(t) + r"(?=\"" + mk.tool_name(names)[len(r"(?<!\w)"):] + r"\"|\"[^\"\n]*\Z)"
+    return name_prefix_pattern(t)
+
+
+def name_prefix_pattern(t: ToolFormat) -> str:
+    """The name prefix as a regex; in a JSON call, whitespace may also sit inside the JSON
+    punctuation (``{\\n  "name":``, as indented JSON is written)."""
+    if t.style != "json":
+        return mk.pattern(t.name_prefix)
+    out = []
+    for ch in t.name_prefix.strip():
+        if ch.isspace():
+            continue
+        out.append((r"\s*" if ch == ":" else "") + re.escape(ch) + (r"\s*" if ch in "{[:," else ""))
+    return "".join(out)
 
 
 def bare_section_opener(t: ToolFormat) -> bool:

@@ -111,11 +111,14 @@ def _strings(x: Any) -> Iterator[str]:
 
 
 def _piece_pattern(piece: str) -> str:
-    """A marker piece as a regex: digits stand for any index, ``\\x03`` for varying text."""
+    """A marker piece as a regex: digits stand for any index, ``\\x03`` for varying text, ``\\x05`` for
+    header fields (``markers.HEADER``)."""
     out = []
-    for part in re.split(r"(\d+|\x03)", piece):
+    for part in re.split(r"(\d+|\x03|\x05)", piece):
         if part == "\x03":
             out.append(r"[^<>\n]*?")
+        elif part == "\x05":
+            out.append(r"(?:[^<>\n{]|<\|\w{1,20}\|>){0,80}?")
         elif part.isdigit():
             out.append(r"\d+")
         elif part:

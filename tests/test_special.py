@@ -19,7 +19,11 @@ from autoparser.analysis.special import SPECIALS
 SHARED = turns.shared_dir()
 LFM2_PYTHONIC = ("LFM2-8B-A1B.jinja", "LFM2.5-Instruct.jinja")
 # every special entry -> the corpus templates it is for (a new entry needs a line here and tests)
-NAMED = {"lfm2-pythonic": LFM2_PYTHONIC}
+NAMED = {"lfm2-pythonic": LFM2_PYTHONIC,
+         "llama3-python-tag": ("meta-llama-Llama-3.2-3B-Instruct.jinja", "meta-llama-Llama-3.1-8B-Instruct.jinja"),
+         "llama4-python-block": ("vllm-tool_chat_template_llama4_pythonic.jinja",),
+         "harmony": ("openai-gpt-oss-120b.jinja",),
+         "hunyuan-a13b": ("vllm-tool_chat_template_hunyuan_a13b.jinja",)}
 TEXT = '<|tool_call_start|>[get_time(city="Paris"), toggle(enabled=True)]<|tool_call_end|>'
 TOOLS = [
     {"type": "function", "function": {"name": "get_time", "description": "Local time in a city.", "parameters": {
@@ -55,7 +59,20 @@ def shared(name: str) -> ChatTemplate:
 def test_every_special_is_named_here() -> None:
     assert {s.name for s in SPECIALS} == set(NAMED)
     for s in SPECIALS:
-        assert s.why and s.tools.style != "none"
+        assert s.why and ((s.tools is not None and s.tools.style != "none") or s.markers or s.reasoning_fields)
+
+
+@pytest.mark.parametrize(("entry", "name"), [(e, n) for e, names in NAMED.items() if e != "lfm2-pythonic"
+                                             for n in names])
+def test_marker_entries_apply(entry: str, name: str) -> None:
+    a = shared(name).analysis
+    assert any(n.startswith(f"special: {entry}") for n in a.notes)
+    marker_entry = next(s for s in SPECIALS if s.name == entry)
+    assert set(marker_entry.markers) <= set(a.content.in_tool_turns)
+    for field, value in marker_entry.tool_fields:
+        assert getattr(a.tools, field) == value
+    for field, value in marker_entry.reasoning_fields:
+        assert getattr(a.reasoning, field) == value
 
 
 @pytest.mark.parametrize("name", LFM2_PYTHONIC)

@@ -221,7 +221,23 @@ def analyze_reasoning(pr: Prober, source: str, content_start: str = "") -> Reaso
     if declared.get("reasoning"):
         start, end = declared["reasoning"]
         return ReasoningFormat(mode="tagged", start=start, end=end, **toggles)
+    stripped = stripped_closer(source)
+    if stripped:
+        return ReasoningFormat(mode="tagged", start=stripped[0], end=stripped[1], **toggles)
     return ReasoningFormat()
+
+
+_SPLIT_CLOSER = regex.compile(r"""\.split\(\s*(['"])</(\w{2,20})>\1\s*\)""")
+
+
+def stripped_closer(source: str) -> tuple[str, str] | None:
+    """A reasoning closer the template cuts out of assistant history (``content.split('</think>')``,
+    Nemotron Super v1.5): the model writes ``<think>…</think>`` even though no render shows it."""
+    for m in _SPLIT_CLOSER.finditer(source):
+        name = m.group(2)
+        if any(w in name.lower() for w in ("think", "reason", "thought")):
+            return f"<{name}>", f"</{name}>"
+    return None
 
 
 _TAG_PAIR = regex.compile(r"<(\w{2,20})>(?:[^<]{0,80})</\1>")
@@ -256,12 +272,15 @@ def declared_tags(pr: Prober, on_kw: dict[str, Any], off_kw: dict[str, Any]) -> 
 
 
 def _empty_block(gp: str) -> tuple[str, str] | None:
+    """An empty closed block ending the generation prompt (thinking off): ``<think>\\n\\n</think>``,
+    also with a label glued to the opener (Gemma 4's ``<|channel>thought\\n<channel|>``)."""
     found = list(MARKER.finditer(gp))
     if len(found) >= 2:
         a, b = found[-2], found[-1]
-        if not gp[a.end():b.start()].strip() and not gp[b.end():].strip() and \
+        between = gp[a.end():b.start()]
+        if regex.fullmatch(r"\w{0,20}\s*", between) and not _ROLE.search(between) and not gp[b.end():].strip() and \
                 b.group() in closing_candidates(a.group()):
-            return a.group(), b.group()
+            return a.group() + between, b.group()
     return None
 
 

@@ -10,19 +10,33 @@ tool calls never needs an entry here.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
+from .. import markers as mk
 from ..render import Renderer
 from .model import Analysis, LiteralArgs, ToolFormat
 
 
 @dataclass(frozen=True)
 class Special:
+    """One family's facts. It applies when every needle is in the template source and the general
+    analysis found the tool style ``when_style`` (any style when empty)."""
+
     name: str                      # family, as named in tests
     why: str                       # why the general analysis cannot see it
-    applies: Callable[[Analysis, str], bool]
-    tools: ToolFormat
+    needles: tuple[str, ...]       # the template fingerprint: texts its source holds
+    when_style: str = ""           # the tool style the general analysis found ("none": no calls rendered)
+    tools: ToolFormat | None = None              # the call format, when rendering shows none
+    markers: tuple[str, ...] = ()  # tokens the model writes around its answer or calls that no render shows;
+                                   # recognised and dropped wherever they appear in free text
+    tool_fields: tuple[tuple[str, str], ...] = ()       # ToolFormat fields the model writes otherwise
+    reasoning_fields: tuple[tuple[str, str], ...] = ()  # ReasoningFormat fields the model writes otherwise
+    content_fields: tuple[tuple[str, str], ...] = ()    # ContentFormat fields the model writes otherwise
+
+    def applies(self, analysis: Analysis, source: str) -> bool:
+        return all(n in source for n in self.needles) and \
+            (not self.when_style or analysis.tools.style == self.when_style)
 
 
 SPECIALS: tuple[Special, ...] = (
@@ -30,10 +44,47 @@ SPECIALS: tuple[Special, ...] = (
         name="lfm2-pythonic",
         why="LFM2 / LFM2.5 templates list tools ('List of tools:') but never render assistant tool calls; "
             "the model writes <|tool_call_start|>[name(key=value, ...)]<|tool_call_end|>",
-        applies=lambda a, src: a.tools.style == "none" and "List of tools:" in src,
+        needles=("List of tools:",), when_style="none",
         tools=ToolFormat(style="tagged", section_start="<|tool_call_start|>[", section_end="]<|tool_call_end|>",
                          separator=",", args="literal",
                          literal=LiteralArgs(open="(", close=")", kv_sep="=", quotes=('"', "'"))),
+    ),
+    Special(
+        name="harmony",
+        why="gpt-oss (Harmony) writes a call header's fields in either order and with optional parts "
+            "(' to=functions.NAME<|channel|>commentary json<|message|>', '<|channel|>commentary "
+            "to=functions.NAME <|constrain|>json<|message|>'), one message per call (<|start|>assistant before "
+            "each), a preamble on the commentary channel, and may stop a message at <|end|>; the template renders "
+            "one spelling only (llama.cpp gpt-oss vectors, SGLang gpt_oss detector, Dynamo harmony fixtures)",
+        needles=("<|start|>assistant to=", "<|channel|>commentary", "<|message|>", "<|call|>"), when_style="tagged",
+        tool_fields=(("section_start", ""), ("call_start", " to=functions."), ("name_prefix", ""),
+                     ("name_suffix", mk.HEADER + "<|message|>")),
+        reasoning_fields=(("end", "<|end|>"),),
+        markers=("<|channel|>commentary<|message|>", "<|channel|>final" + mk.HEADER + "<|message|>",
+                 "<|channel|>commentary to=assistant", "<|channel|>commentary", "<|channel|>analysis",
+                 "<|start|>assistant", "<|start|>", "<|end|>"),
+    ),
+    Special(
+        name="hunyuan-a13b",
+        why="Hunyuan-A13B writes <think>…</think> then <answer>…</answer>; vLLM's tool template for it renders "
+            "neither (vLLM hunyuan_a13b reasoning and tool parser tests, SGLang hunyuan detector)",
+        needles=("你是一位函数组合专家", "<tool_calls>["), when_style="json",
+        reasoning_fields=(("mode", "tagged"), ("start", "<think>\n"), ("end", "</think>")),
+        content_fields=(("start", "<answer>\n"), ("end", "</answer>")),
+    ),
+    Special(
+        name="llama3-python-tag",
+        why="Llama 3.x tokenizers declare <|python_tag|>, which the model writes before a JSON call; templates "
+            "render custom-tool calls without it (vLLM llama3_json, SGLang llama32 detector tests)",
+        needles=("<|start_header_id|>", "<|eot_id|>"), when_style="json",
+        markers=("<|python_tag|>",),
+    ),
+    Special(
+        name="llama4-python-block",
+        why="Llama 4 tokenizers declare <|python_start|> / <|python_end|>, which the model writes around a "
+            "pythonic call list; the templates never render them (vLLM llama4_pythonic tests)",
+        needles=("<|header_start|>", "<|eot|>"), when_style="tagged",
+        markers=("<|python_start|>", "<|python_end|>"),
     ),
 )
 
@@ -42,6 +93,23 @@ def apply_special(analysis: Analysis, renderer: Renderer) -> Analysis:
     """Fill in what rendering could not show, for the families listed in ``SPECIALS``."""
     for special in SPECIALS:
         if special.applies(analysis, renderer.source):
-            return dataclasses.replace(analysis, tools=special.tools, handler=special.name,
+            out = analysis
+            if special.tools is not None:
+                out = dataclasses.replace(out, tools=special.tools)
+            tool_fields: dict[str, Any] = dict(special.tool_fields)
+            reasoning_fields: dict[str, Any] = dict(special.reasoning_fields)
+            content_fields: dict[str, Any] = dict(special.content_fields)
+            if tool_fields:
+                out = dataclasses.replace(out, tools=dataclasses.replace(out.tools, **tool_fields))
+            if reasoning_fields:
+                out = dataclasses.replace(out, reasoning=dataclasses.replace(out.reasoning, **reasoning_fields))
+            if content_fields:
+                out = dataclasses.replace(out, content=dataclasses.replace(out.content, **content_fields))
+            if special.markers:
+                extra = tuple(m for m in special.markers if m not in out.content.in_tool_turns)
+                out = dataclasses.replace(out, content=dataclasses.replace(
+                    out.content, in_tool_turns=(*out.content.in_tool_turns, *extra)))
+            # ``handler`` names an entry that supplies the whole call format; markers alone are a note
+            return dataclasses.replace(out, handler=special.name if special.tools is not None else analysis.handler,
                                        notes=(*analysis.notes, f"special: {special.name}: {special.why}"))
     return analysis

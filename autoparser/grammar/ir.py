@@ -189,7 +189,7 @@ def message_grammar(plan: RequestPlan) -> Grammar:
     opener = calls_tp.opener.pattern if calls_tp is not None else ""
     presence: Presence = "none"
     if not pre.content:
-        presence, block = _reasoning(b, r, opener)
+        presence, block = _reasoning(b, r, opener, (plan.content.start, *plan.content.markers))
         if block is not None:
             parts.append(block)
             if turn is not None and presence != "none":
@@ -220,7 +220,8 @@ def stop_markers(plan: RequestPlan, calls: ToolPlan | None) -> tuple[str, ...]:
     return tuple(m for m in ordered if mk.pattern(m))
 
 
-def _reasoning(b: _Builder, r: ReasoningPlan, opener: str) -> tuple[Presence, Node | None]:
+def _reasoning(b: _Builder, r: ReasoningPlan, opener: str, answer_markers: tuple[str, ...] = ()
+               ) -> tuple[Presence, Node | None]:
     """``reasoning``: required when the prompt opened the block, else optional; and how it is read.
 
     Extracted, it is its own part of the message. With reasoning switched off the engine drops
@@ -233,7 +234,11 @@ def _reasoning(b: _Builder, r: ReasoningPlan, opener: str) -> tuple[Presence, No
     start, end = mk.pattern(r.start), mk.pattern(r.end)
     if not end or not r.end.strip():
         return "none", None
-    text = b.add("reasoning_text", Text("reasoning_text", ends=(end,), avoid=opener if r.tentative else "",
+    stops = [opener] if opener else []
+    if r.unopened:   # as the engine: a call, the opener or an answer wrapper before the close ends the hold
+        stops += [mk.pattern(m) for m in (r.start, *answer_markers) if m.strip()]
+    avoid = "|".join(stops) if (r.tentative or r.unopened) and stops else ""
+    text = b.add("reasoning_text", Text("reasoning_text", ends=(end,), avoid=avoid,
                                         until=mk.tokens(r.end)[0], or_end=False))
     close = b.marker("reasoning_end", r.end)
     assert close is not None
@@ -250,8 +255,10 @@ def _reasoning(b: _Builder, r: ReasoningPlan, opener: str) -> tuple[Presence, No
         return "none", Inline(opt(Ref("reasoning")))
     opening = b.marker("reasoning_start", r.start)
     assert opening is not None
-    # a bare close stands for an empty block (MiniMax-M3 renders "</mm:think>" + content): read, not generated
-    b.add("reasoning", Choice((Seq((opening, text, close)), Tolerated(close))))
+    # a bare close stands for an empty block (MiniMax-M3 renders "</mm:think>" + content), and where the
+    # model may skip the opener any text before a close is reasoning: read, not generated
+    skipped: Node = Seq((text, close)) if r.unopened else close
+    b.add("reasoning", Choice((Seq((opening, text, close)), Tolerated(skipped))))
     if r.extract:
         return "optional", opt(Ref("reasoning"))
     if r.strip_stray:

@@ -617,6 +617,12 @@ class _Mapper(NodeVisitor):
         return _Segment("content", node.text, node.start, stray=True)   # a stray block, reasoning off
 
     def visit_content_text(self, node: Node, visited_children: list[Any]) -> _Segment:
+        # markers recognised anywhere in free text beyond the preamble's own pair (analysis/special.py
+        # facts such as <|python_tag|>) are dropped, as the engine drops them
+        dropped = [mk.pattern(m) for m in self.ctx.plan.content.markers[2:] if m.strip()]
+        if dropped:
+            text = mk.compile_source("|".join(dropped)).sub("", node.text)
+            return _Segment("content", text, node.start)
         return _Segment("content", node.text, node.start)
 
     def visit_answer(self, node: Node, visited_children: list[Any]) -> _Segment:

@@ -165,13 +165,14 @@ def _trigger(plan: RequestPlan, g: _Goal) -> dict[str, str]:
 
 
 # ---------------------------------------------------------------- the grammar
-_WILD = {mk.WILDCARD: f"[^<>\\n]{{0,{WILDCARD_MAX}}}", mk.NAME_WILDCARD: f"[A-Za-z0-9_.-]{{1,{WILDCARD_MAX}}}"}
+_WILD = {mk.WILDCARD: f"[^<>\\n]{{0,{WILDCARD_MAX}}}", mk.NAME_WILDCARD: f"[A-Za-z0-9_.-]{{1,{WILDCARD_MAX}}}",
+         mk.HEADER: "[^\\n{]{0," + str(mk.HEADER_MAX) + "}"}
 
 
 def _piece_expr(piece: str) -> str:
     """One whitespace-free marker piece: literal text, flexible digit runs, bounded wildcards."""
     parts = []
-    for chunk in re.split(r"(\d+|\x03|\x04)", piece):
+    for chunk in re.split(r"(\d+|\x03|\x04|\x05)", piece):
         if not chunk:
             continue
         if chunk in _WILD:

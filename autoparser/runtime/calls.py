@@ -32,6 +32,7 @@ _NAME = regex.compile(r"[^\s<>\[\]{}\"'|,:=()`]+")
 
 class CallReader:
     origin: int = 0
+    implied: bool = False     # the call's start marker was left out (the engine found its name prefix)
     index: int | None = None     # the call's index once announced
     engine: Engine
 
@@ -176,6 +177,12 @@ class JsonCallReader(CallReader):
                 except ValueError:
                     self.name = raw.strip("\"'")
                 self._args_path = layout.args_path
+                tools = self.engine.plan.tools
+                if tools is not None and not tools.opener.role and tools.names and self.name not in tools.names:
+                    # no marker opened this object: a name no tool has makes it text (a stream that
+                    # started it on a cut-off name decides here, as the whole-text trigger does)
+                    self.not_a_call = self.start
+                    return
         if self.index is None:
             if layout.id_path and (layout.id_after_args or sc.started(layout.id_path) is not None) \
                     and end is None and sc.value(layout.id_path) is None:
@@ -339,6 +346,8 @@ class TaggedCallReader(CallReader):
         self.fmt = fmt
         self.origin = engine.pos
         self.phase = "id_first" if fmt.id_position == "before_name" else "name_prefix"
+        self.broke = False          # the arguments broke off (the engine looks for the next call)
+        self.implied = False        # the call's start marker was left out (the engine found its name prefix)
         self.name = ""
         self.call_id = ""
         self.index: int | None = None
@@ -366,6 +375,13 @@ class TaggedCallReader(CallReader):
             self.p_arg_prefix = p(ta.prefix)
             self.p_key_suffix = p(ta.key_suffix)
             self.p_value_end = p(ta.value_end)
+            # a value whose end marker the model left out ends where the next argument begins
+            # (``Dallas\n<parameter=state>``; a quoted call close stays in the value)
+            nxt = []
+            if ta.value_end.strip() and ta.prefix.strip() and ta.key_suffix.strip():
+                nxt.append(r"(?=\s*" + mk.pattern(ta.prefix) + r"[\w.\-]{1,64}" + mk.pattern(ta.key_suffix) + ")")
+            if nxt and self.p_value_end is not None:
+                self.p_value_end = mk.compile_source("(?P<vend>" + mk.pattern(ta.value_end) + ")|" + "|".join(nxt))
             self.p_arg_sep = p(ta.separator)
         stop = [t for t in (fmt.name_suffix, fmt.id_prefix if fmt.id_position == "after_name" else "",
                             ta.prefix if ta else "", fmt.call_close, fmt.call_end) if t.strip()]
@@ -375,6 +391,8 @@ class TaggedCallReader(CallReader):
             opener = fmt.literal.open if fmt.args == "literal" and fmt.literal else "{"
             stop_src.append(regex.escape(opener))
             stop.append(opener)
+        if fmt.name_suffix.startswith(mk.HEADER):
+            stop_src = []   # header fields follow the name: the name is one word
         self.p_name_stop = mk.compile_source("|".join(stop_src)) if stop_src else None
         self._stop_firsts = frozenset(s.strip()[0] for s in stop)   # where a stop marker may begin
 
@@ -551,6 +569,7 @@ class TaggedCallReader(CallReader):
             # the arguments broke off: close them; after their last complete value, the text is content
             self.truncate()
             self.engine.warn("tool call broke off; its arguments were closed and the rest kept as content")
+            self.broke = True
             return "done", self.args_start + sc.commit
         python = sc.python
         whole = python or sc.text[:1] == '"'    # converted once complete
@@ -646,6 +665,9 @@ class TaggedCallReader(CallReader):
             if st == "match":
                 pos = end
         at = _skip_ws(buf, pos)
+        if final and self.implied and self.p_close is not None and _cut_marker(self.p_close, buf, at):
+            self._end_args()     # a call written without its start marker ends without its end marker
+            return "done", len(buf)
         if final and any(p is not None and _cut_marker(p, buf, at) for p in (self.p_arg_prefix, self.p_close)):
             return "more", pos   # the output ends inside the next argument's marker or the close
         st, end = mk.match_here(self.p_arg_prefix, buf, pos, final)

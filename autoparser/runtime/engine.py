@@ -25,11 +25,13 @@ import regex
 from .. import markers as mk
 from ..analysis.model import ToolFormat
 from ..plan import RequestPlan
+from ..plan import opener as plan_opener
 from .calls import CallReader, make_call_reader
 from .guard import guard_for
 from .message import Message, ToolCall
 
 WS = " \t\r\n"
+_LOOSE_SEPARATORS = ";,"   # between two calls of a format that renders none
 
 
 @dataclass(frozen=True)
@@ -39,12 +41,17 @@ class _Tables:
     content: regex.Pattern[str] | None            # any marker that interrupts free content
     content_alts: tuple[regex.Pattern[str], ...]  # ... each on its own (a longer one may still match)
     tool_alts: tuple[regex.Pattern[str], ...]     # the call openers among them
+    answer_alts: tuple[regex.Pattern[str], ...]   # ... and the reasoning opener and answer wrappers
     reasoning_end: regex.Pattern[str] | None
+    reasoning_reopen: regex.Pattern[str] | None   # the opener written again at the start of a block
+    reasoning_call: regex.Pattern[str] | None     # a call opener marker: ends a block never closed
+    reasoning_close: regex.Pattern[str] | None    # the end marker alone
     named_call: regex.Pattern[str] | None         # calls with no marker: NAME(
     section_end: regex.Pattern[str] | None
     call_start: regex.Pattern[str] | None
     separator: regex.Pattern[str] | None
     call_end: regex.Pattern[str] | None
+    resync: regex.Pattern[str] | None             # after a broken call: the next call start or section end
 
 
 _TABLES: weakref.WeakKeyDictionary[RequestPlan, _Tables] = weakref.WeakKeyDictionary()
@@ -64,7 +71,7 @@ def _compile(plan: RequestPlan) -> _Tables:
     named: list[tuple[str, str]] = []
     named_call: regex.Pattern[str] | None = None   # calls with no marker: NAME(...
     if r.extract and r.start:
-        named.append(("rstart", mk.pattern(r.start)))
+        named.append(("rstart", mk.pattern_label_optional(r.start)))
     if r.strip_stray and r.start:
         # reasoning is off but the model opens a block anyway (PRE.6): its markers are dropped
         named.append(("rstray", r"\A\s*" + mk.pattern(r.start)))
@@ -73,6 +80,8 @@ def _compile(plan: RequestPlan) -> _Tables:
     if p.tools is not None and t is not None:
         if t.section_end and not t.section_start:
             named.append(("send", mk.pattern(t.section_end)))   # a section end after trailing content
+        for i, closer in enumerate(p.tools.stray_closers):
+            named.append((f"xclose{i}", mk.pattern(closer)))   # recognised and dropped
         op = p.tools.opener
         if op.pattern:
             # a section or call opener is consumed; a name or a JSON object starts the call itself
@@ -81,6 +90,11 @@ def _compile(plan: RequestPlan) -> _Tables:
             named.append((kind, op.pattern))
             if not op.role and t.style == "tagged":
                 named_call = mk.compile_source(op.pattern)
+            if _implied_section(t):
+                named.append(("tsection_implied", mk.pattern(t.call_start)))
+            if _implied_call_start(t) and p.tools.names:
+                # "<function=NAME>" written without its "<tool_call>": the call start is implied
+                named.append(("tcall_implied", mk.pattern(t.name_prefix) + "(?=" + mk.tool_name(p.tools.names) + ")"))
     c = p.content
     if c.start:
         named.append(("cwrap", mk.pattern(c.start)))
@@ -98,12 +112,51 @@ def _compile(plan: RequestPlan) -> _Tables:
         content=mk.compile_any(named),
         content_alts=tuple(mk.compile_source(src) for _, src in named if src),
         tool_alts=tuple(mk.compile_source(src) for n, src in named if src and n.startswith("t")),
+        answer_alts=tuple(mk.compile_source(src) for n, src in named if src and (n == "rstart" or n.startswith("cwrap"))),
         # a model that opens its tool calls without closing its reasoning: the calls end it
         reasoning_end=mk.compile_any(rnamed), named_call=named_call,
+        reasoning_reopen=mk.compile_source(mk.pattern_label_optional(r.start)) if r.start.strip() else None,
+        reasoning_call=_call_marker(plan), reasoning_close=mk.compile_marker(r.end) if r.end.strip() else None,
         section_end=mk.compile_marker(t.section_end) if t is not None else None,
         call_start=mk.compile_marker(t.call_start) if t is not None else None,
         separator=mk.compile_marker(t.separator) if t is not None else None,
-        call_end=mk.compile_marker(t.call_end) if t is not None else None)
+        call_end=mk.compile_marker(t.call_end) if t is not None else None,
+        resync=_resync(t))
+
+
+def _resync(t: ToolFormat | None) -> regex.Pattern[str] | None:
+    if t is None or not t.section_start.strip() or not t.call_start.strip():
+        return None
+    return mk.compile_any([("next", "|".join(mk.pattern(x) for x in (t.call_start, t.section_end) if x.strip()))])
+
+
+def _call_marker(plan: RequestPlan) -> regex.Pattern[str] | None:
+    """The marker that opens calls in this format (also when the request declares no tools), or None
+    when calls start with no marker (a JSON object or a name, which prose inside reasoning also holds)."""
+    op = plan.tools.opener if plan.tools is not None else plan_opener(plan.analysis, ())
+    if not op.role or not op.pattern:
+        return None
+    # a call start needs no lookahead for its name here: any call, in any spelling, ends the block
+    src = mk.pattern(op.marker) if op.role == "call_start" else op.pattern
+    if _implied_section(plan.analysis.tools):
+        src = src + "|" + mk.pattern(plan.analysis.tools.call_start)
+    return mk.compile_source(src)
+
+
+def _implied_call_start(t: ToolFormat) -> bool:
+    """A call start followed by a tag-like name prefix (``<tool_call>`` + ``<function=``): models
+    also write the name prefix alone."""
+    first = mk.tokens(t.name_prefix)[0] if t.name_prefix.strip() else ""
+    return t.style == "tagged" and bool(t.call_start.strip()) and not t.section_start.strip() and \
+        first.startswith("<") and len(first) >= 4 and first not in t.call_start
+
+
+def _implied_section(t: ToolFormat) -> bool:
+    """Sectioned calls whose per-call marker is a special token: models also write the calls
+    without the section opener (Kimi's ``<|tool_call_begin|>`` alone)."""
+    first = mk.tokens(t.call_start)[0] if t.call_start.strip() else ""
+    return bool(t.section_start.strip()) and len(first) >= 4 and \
+        any(first.startswith(o) for o in ("<|", "<｜", "[")) and first not in t.section_start
 
 
 class Engine:
@@ -123,7 +176,13 @@ class Engine:
         self.state = "reasoning" if (r.open_at_start and r.extract) else "content"
         if self.state == "reasoning" and r.tentative:
             self.state = "tentative"
+        elif self.state == "content" and r.unopened:
+            self.state = "tentative"   # the model may write its reasoning without the opener
         self._scan = 0                   # where the tentative search resumes
+        self._rscan = -1                 # a call opener inside reasoning: where the search for its end resumes
+        self._content_ws: str | None = None   # the answer's whitespace before a block inside it
+        self._fence = False              # a ``` code fence is open in the answer
+        self._fence_tail = ""            # the answer's last two characters (a fence split across chunks)
         self._pending_ws = ""            # trailing whitespace held back in content/reasoning
         self._segment_start = True       # skip leading whitespace of a new content/reasoning segment
         self._call: CallReader | None = None
@@ -248,6 +307,15 @@ class Engine:
         self._pending_ws = ""
         self._segment_start = True
 
+    def _call_boundary(self) -> None:
+        """Calls begin or end here: whitespace outside the call markers belongs to the content around
+        them (``"Intro.\\n<call>...</call>\\nOutro."`` keeps both newlines), but the answer's own
+        leading and trailing whitespace is still trimmed."""
+        if not self._parts["content"]:
+            self._boundary()
+            return
+        self._segment_start = False
+
     def call_header(self, name: str, call_id: str) -> int:
         index = len(self.msg.tool_calls)
         if not call_id:
@@ -299,21 +367,32 @@ class Engine:
                 self._step_tools(final)
             elif self.state == "call":
                 self._step_call(final)
+            elif self.state == "resync":
+                self._step_resync(final)
             if (self.state, self.pos) == before:
                 break
+
+    def _free_text(self, text: str) -> None:
+        """Content read in the content state; tracks whether a ``` code fence is open."""
+        if text:
+            s = self._fence_tail + text
+            if s.count("```") % 2:
+                self._fence = not self._fence
+            self._fence_tail = s[-2:]
+        self._content(text)
 
     def _step_content(self, final: bool) -> None:
         pat = self._t.content
         if pat is None:
-            self._content(self.buf[self.pos:])
+            self._free_text(self.buf[self.pos:])
             self.pos = len(self.buf)
             return
         m = pat.search(self.buf, self.pos, partial=not final)
         if m is None:
-            self._content(self.buf[self.pos:])
+            self._free_text(self.buf[self.pos:])
             self.pos = len(self.buf)
             return
-        self._content(self.buf[self.pos:m.start()])
+        self._free_text(self.buf[self.pos:m.start()])
         self.pos = m.start()
         # a longer marker may still match here: wait for more text (a name and its opener is whole)
         if m.partial or (not final and m.end() == len(self.buf)
@@ -323,7 +402,14 @@ class Engine:
                              for alt in self._t.content_alts):
             return   # "<|close|>" is complete but "<|close|>response" may be coming
         kind = m.lastgroup or ""
+        if self._fence and kind[:1] == "t":
+            # call markup inside a code fence in the answer is quoted: it stays text
+            self._free_text(m.group())
+            self.pos = m.end()
+            return
         if kind == "rstart":
+            # a block inside the answer: the answer's whitespace on both sides is kept around it
+            self._content_ws = self._pending_ws if self._parts["content"] else None
             self._boundary()
             self.pos = m.end()
             self.state = "reasoning"
@@ -338,28 +424,58 @@ class Engine:
             # the close of a stray block: dropped, but the text on either side stays apart
             self.pos = m.end()
         elif kind == "tsection":
-            self._boundary()
+            self._call_boundary()
             self.pos = m.end()
             self._in_section = True
             self.state = "tools"
+        elif kind == "tsection_implied":
+            # a call marker with no section opener before it: the section is implied
+            self._call_boundary()
+            self._in_section = True
+            self.state = "tools"
+        elif kind == "tcall_implied":
+            self._call_boundary()
+            self._start_call()
+            if self._call is not None:
+                self._call.implied = True
         elif kind == "tcall":
-            self._boundary()
+            self._call_boundary()
             self.pos = m.end()
             self._start_call()
         elif kind == "tname" or kind == "tjson":
-            self._boundary()
+            self._call_boundary()
             self._start_call()
+        elif kind.startswith("xclose"):   # a stray closer after calls: the content around it stays apart
+            self._call_boundary()
+            self.pos = m.end()
         else:  # wrappers and stop markers: recognised and dropped
             self._boundary()
             self.pos = m.end()
 
     def _step_reasoning(self, final: bool) -> None:
+        if self._segment_start and self._t.reasoning_reopen is not None:
+            # the model writes the opener the prompt (or its own opener) already wrote: dropped
+            st, end = mk.match_here(self._t.reasoning_reopen, self.buf, self.pos, final)
+            if st == "more":
+                return
+            if st == "match":
+                self.pos = end
+                return
         pat = self._t.reasoning_end
         if pat is None:
             self._reasoning(self.buf[self.pos:])
             self.pos = len(self.buf)
             return
         m = pat.search(self.buf, self.pos, partial=not final)
+        call = self._t.reasoning_call
+        c = call.search(self.buf, self.pos, partial=not final) if call is not None else None
+        if c is not None and (m is None or c.start() < m.start()):
+            self._reasoning(self.buf[self.pos:c.start()])
+            self.pos = c.start()
+            if c.partial or (not final and c.end() == len(self.buf)):
+                return
+            self._call_in_reasoning(c.end(), final)
+            return
         if m is None:
             self._reasoning(self.buf[self.pos:])
             self.pos = len(self.buf)
@@ -368,16 +484,48 @@ class Engine:
         self.pos = m.start()
         if m.partial or (not final and m.end() == len(self.buf)):
             return   # a longer marker may still match here: wait for more text
-        self._boundary()
-        self.state = "content"
+        self._leave_reasoning()
         if m.lastgroup == "rend":
             self.pos = m.end()
+
+    def _leave_reasoning(self) -> None:
+        self._boundary()
+        self.state = "content"
+        if self._content_ws is not None:
+            self._pending_ws, self._segment_start = self._content_ws, False
+            self._content_ws = None
+
+    def _call_in_reasoning(self, after: int, final: bool) -> None:
+        """A call opener inside reasoning: quoted if the block closes later, else the call ends the block.
+
+        The text from the opener on is held until the end marker comes (the opener was quoted: it
+        stays reasoning) or the output ends (the block was never closed: the calls end it).
+        """
+        close = self._t.reasoning_close
+        start = max(after, self._rscan)
+        e = close.search(self.buf, start, partial=not final) if close is not None else None
+        if e is not None and not e.partial and (final or e.end() < len(self.buf)):
+            self._rscan = -1
+            self._reasoning(self.buf[self.pos:e.start()])
+            self.pos = e.end()
+            self._leave_reasoning()
+            return
+        if not final:
+            self._rscan = e.start() if e is not None else max(after, len(self.buf) - 64)
+            return
+        self._rscan = -1
+        self._boundary()
+        self.state = "content"
 
     def _step_tentative(self, final: bool) -> None:
         """Delimiter-style reasoning: hold text until its end marker (reasoning) or a call / the end (content)."""
         tools = self._t.tool_alts
         start = max(self.pos, self._scan)
         hits = []
+        for alt in self._t.answer_alts:
+            m = alt.search(self.buf, start, partial=not final)
+            if m is not None:
+                hits.append((m.start(), 1, m))
         if self._t.reasoning_end is not None:
             m = self._t.reasoning_end.search(self.buf, start, partial=not final)
             if m is not None:
@@ -395,7 +543,8 @@ class Engine:
                 self._reasoning(self.buf[self.pos:m.start()])
                 self.pos = m.end()
                 self._boundary()
-            self.state = "content"   # a call came first: the held text was the answer
+            # a call, an answer wrapper or the opener came first: the held text was the answer
+            self.state = "content"
             return
         self._scan = max(self.pos, len(self.buf) - 64)
         if final:
@@ -405,10 +554,12 @@ class Engine:
         t = self.tools
         assert t is not None
         st, end = mk.match_here(self.section_end, self.buf, self.pos, final) if t.section_end else ("no", 0)
+        if st == "no" and final and _cut_at_end(self.section_end, self.buf, self.pos):
+            st, end = "match", len(self.buf)   # the output stopped inside the section's end marker
         if st == "match":
             self.pos = end
             self._in_section = False
-            self._boundary()
+            self._call_boundary()
             self.state = "content"
             return
         if st == "more":
@@ -448,6 +599,15 @@ class Engine:
             if m.partial:
                 return
         reader = make_call_reader(self, t)
+        if self.msg.tool_calls and not t.separator and self.buf[i] in _LOOSE_SEPARATORS:
+            # a separator the template never shows ("; ", ","): skipped when another call follows it
+            j = i + 1
+            while j < len(self.buf) and self.buf[j] in WS:
+                j += 1
+            if j == len(self.buf) and not final:
+                return
+            if j < len(self.buf) and reader.can_start(self.buf, j):
+                i = j
         if not reader.can_start(self.buf, i):
             self._leave_tools()
             return
@@ -455,10 +615,29 @@ class Engine:
         self._call = reader
         self.state = "call"
 
+    def _step_resync(self, final: bool) -> None:
+        """After a broken call inside a section: its rest, as written, is content up to the next
+        call start or the section's end."""
+        pat = self._t.resync
+        assert pat is not None
+        m = pat.search(self.buf, self.pos, partial=not final)
+        if m is None:
+            self._content(self.buf[self.pos:], raw=True)
+            self.pos = len(self.buf)
+            if final:
+                self._leave_tools()
+            return
+        self._content(self.buf[self.pos:m.start()], raw=True)
+        self.pos = m.start()
+        if m.partial or (not final and m.end() == len(self.buf)):
+            return
+        self._boundary()
+        self.state = "tools"
+
     def _leave_tools(self) -> None:
         """Tool section ended without its closing marker: back to content."""
         self._in_section = False
-        self._boundary()
+        self._call_boundary()
         self.state = "content"
 
     def _start_call(self) -> None:
@@ -480,6 +659,8 @@ class Engine:
                 # the call was announced: close it, and what follows is content again
                 reader.truncate()
                 self.warn("tool call broke off; its arguments were closed and the rest kept as content")
+                if self._in_section and self._t.resync is not None:
+                    self.state = "resync"   # a later call of the same section is still a call
                 return
             # the text did not fit the format: keep it as content
             self.warn("tool call did not match the format; kept as content")
@@ -487,18 +668,23 @@ class Engine:
             return
         t = self.tools
         assert t is not None
+        if getattr(reader, "broke", False) and self._in_section and self._t.resync is not None:
+            self.state = "resync"   # a later call of the same section is still a call
+            return
         if t.call_end and not isinstance(reader, _Closing):   # _Closing has read the end marker already
             st, end = mk.match_here(self._t.call_end, self.buf, self.pos, final)
             if st == "more" and not final:
                 self._call = _Closing(self)
                 self.state = "call"
                 return
+            if st == "no" and final and _cut_at_end(self._t.call_end, self.buf, self.pos):
+                st, end = "match", len(self.buf)   # the output stopped inside the call's end marker
             if st == "match":
                 self.pos = end
         self._after_call()
 
     def _after_call(self) -> None:
-        self._boundary()
+        self._call_boundary()
         self.state = "tools" if (self._in_section or (self.tools is not None and not self.tools.section_start)) \
             else "content"
 
@@ -519,6 +705,19 @@ class Engine:
         if rest.strip():
             self._content(rest, raw=True)
         self.pos = len(self.buf)
+
+
+def _cut_at_end(pat: regex.Pattern[str] | None, buf: str, pos: int) -> bool:
+    """The rest of the output (after whitespace) is the start of marker ``pat``, cut off by the end."""
+    if pat is None:
+        return False
+    i = pos
+    while i < len(buf) and buf[i] in WS:
+        i += 1
+    if i == len(buf):
+        return False
+    m = pat.match(buf, i, partial=True)
+    return m is not None and m.partial
 
 
 class _Closing(CallReader):

@@ -12,12 +12,14 @@ from typing import Any, Protocol
 
 import regex
 
+from ..plan import RequestPlan
 from .message import Message
 
 
 class CallSink(Protocol):
     """The engine as the call readers see it."""
 
+    plan: RequestPlan                 # the request the output answers
     buf: str                          # all output received so far
     pos: int                          # where the engine has consumed up to
     msg: Message                      # the message being built
