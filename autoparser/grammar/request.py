@@ -148,7 +148,8 @@ def _trigger(plan: RequestPlan, g: _Goal) -> dict[str, str]:
         if t.style == "json":
             if t.json is not None and t.json.name_is_key:
                 return {"type": "pattern", "value": r"\{\s*\"(?:" + names + r")\"\s*:"}
-            return {"type": "pattern", "value": op.pattern or r"\{\s*\""}
+            # the name prefix as written: the engine's opener adds lookaheads a server's regex may not know
+            return {"type": "pattern", "value": mk.pattern(t.name_prefix) or r"\{\s*\""}
         return {"type": "pattern", "value": "(?:" + names + ")" + (r"\s*" + mk.pattern(t.name_suffix)
                                                                    if t.name_suffix.strip() else "")}
     first = mk.tokens(op.marker)[0]
