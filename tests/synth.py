@@ -208,9 +208,6 @@ def misread(c: Combo) -> str | None:
 # ---------------------------------------------------------------- what the analysis does not read yet
 def known_gap(c: Combo) -> str | None:
     """Why the analysis cannot read this combination yet (issue 13), or None when it must."""
-    if c.reasoning == "answer_tag" and c.roles == "chatml" and c.envelope != "each":
-        return ("an answer wrapped as <|answer|>...<|im_end|>: the analysis takes the turn end for the answer's "
-                "close, and a call section's close before it stays in the content")
     if c.args == "yaml":
         return "arguments as `key: value` lines"
     return None
