@@ -9,6 +9,7 @@
 from .errors import (
     AnalysisError,
     AutoparserError,
+    ExportError,
     ParseError,
     TemplateError,
     TemplateLimitError,
@@ -23,6 +24,7 @@ __all__ = [
     "AnalysisError",
     "AutoparserError",
     "ChatTemplate",
+    "ExportError",
     "Message",
     "ParseError",
     "Request",

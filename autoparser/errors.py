@@ -6,6 +6,7 @@
      |    +-- TemplateLimitError              time or output-size limit exceeded
      +-- AnalysisError                        the analysis could not classify the template
      +-- ParseError (also ValueError)         model output could not be parsed (strict use only)
+     +-- ExportError                          the format cannot be written in an export target's language
 
 Model output never raises from ``Request.parse`` or the stream parser: malformed
 text degrades to content with a flag. ``ParseError`` is raised only by the
@@ -65,3 +66,17 @@ class ParseError(AutoparserError, ValueError):
         self.line, self.column = line, column
         window = text[max(0, pos - 20): pos + 20]
         super().__init__(f"{template} (parse): {message} at line {line}, column {column}: {window!r}")
+
+
+class ExportError(AutoparserError):
+    """The template's format cannot be exported (e.g. as a transformers ``response_template``).
+
+    ``reason`` is a stable key (``autoparser.export.response_template.REASONS``); the
+    message names the template and what the target language cannot express.
+    """
+
+    def __init__(self, message: str, *, template: str = "<template>", reason: str = "") -> None:
+        self.message = message
+        self.template = template
+        self.reason = reason
+        super().__init__(f"{template} (export): {message}")
