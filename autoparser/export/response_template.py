@@ -19,9 +19,10 @@ Choices (transformers 5.24's parser):
 * the reasoning field is named ``thinking``, the only name vLLM and SGLang accept;
 * ``start_anchor`` is the assistant header, so that a reasoning block the prompt
   opens (``<think>\\n``) or closes empty (thinking off) is replayed from ``prefix=``;
-* tool-call openers start with ``\\s*`` and the content close with
-  ``\\s*(?:END_OF_TURN|SECTION_END|\\Z)``, so whitespace between regions never opens
-  an empty content region (which would overwrite the real content);
+* tool-call openers start with ``\\s*``, their closes end with it, and the content
+  close is ``\\s*(?:END_OF_TURN|SECTION_END|...)``, so whitespace between regions never
+  opens an empty content region (which would overwrite the real content); no pattern
+  uses ``\\Z``, which would hide partial markers from the streaming parser;
 * markers become literals where they have no inner whitespace, else regexes with
   optional whitespace between their pieces (as the runtime reads them);
 * call ids are not exported: vLLM and SGLang generate their own.
@@ -50,7 +51,8 @@ REASONS: dict[str, str] = {
     "name-as-key": "the tool name is a JSON key ({\"NAME\": {...}}); transforms only copy fixed paths",
     "name-in-id": "the tool name is read back from the call id",
     "id-after-args": "the call id follows the arguments outside the JSON",
-    "python-args": "arguments are a Python dict literal (single quotes, True/None)",
+    "python-args": "calls or arguments are Python literals ({'k': 'v'}, True, None); the json parser "
+                   "reads JSON only",
     "bare-strings": "literal arguments print strings unquoted (f(k=Paris, France))",
     "literal-style": "a literal argument style no content parser reads (only Gemma-style "
                      "{k:<|\"|>v<|\"|>} and Python call lists [f(k='v')] are expressible)",
@@ -60,6 +62,8 @@ REASONS: dict[str, str] = {
                  "opens a reasoning block",
 }
 
+TRAILING_WS = r"\s*"            # a call's close takes the whitespace after it: an empty content region
+                                 # there would overwrite the content written before the call
 NAME = r"(?P<name>[\w.\-]+)"      # a tool name as the runtime's NAME wildcard reads it
 ID = r"[^\n]*?"                   # a call id between two markers
 
@@ -90,6 +94,41 @@ def _put(field: dict[str, Any], key: str, markers: list[str]) -> None:
         field[key] = markers[0] if len(markers) == 1 else markers
     else:
         field[f"{key}_pattern"] = "|".join(_rx(m) for m in sorted(markers, key=len, reverse=True))
+
+
+def _set(field: dict[str, Any], key: str, value: str) -> None:
+    if value:
+        field[key] = value
+
+
+def _alternatives(markers: list[str]) -> list[str]:
+    """Regex alternatives for markers, longest first, safe for streaming.
+
+    With ``partial=True`` the regex module prefers a complete match of a shorter
+    marker to a partial match of a longer one it starts (``<|close|>`` before
+    ``<|close|>response``), so a stream would close too early. A marker that starts
+    another therefore matches only when the next character cannot continue the longer
+    one, or at the very end of the text.
+    """
+    unique = sorted({m.strip() for m in markers if m.strip()}, key=len, reverse=True)
+    flat = {m: "".join(m.split()) for m in unique}
+    out = []
+    for m in unique:
+        nexts = sorted({flat[o][len(flat[m])] for o in unique
+                        if o != m and flat[o].startswith(flat[m]) and len(flat[o]) > len(flat[m])})
+        if nexts:
+            chars = "[" + "".join(regex.escape(c) for c in nexts) + "]"
+            out.append(f"{_rx(m)}(?!\\s*{chars}|\\Z)|{_rx(m)}\\Z")
+        else:
+            out.append(_rx(m))
+    return out
+
+
+def _lookahead(*sources: str) -> str:
+    """A zero-width close before the next call or the end of the turn (no ``\\Z``: with
+    ``partial=True`` a complete match at the end hides a partial marker before it)."""
+    present = [x for x in sources if x]
+    return "(?=" + r"\s*" + _alt(present) + ")" if present else ""
 
 
 def _seq(*parts: str) -> str:
@@ -196,7 +235,9 @@ def _json_calls(a: Analysis, end_lookahead: str) -> dict[str, Any]:
         opener, closer = brackets
         field: dict[str, Any] = {"open_pattern": r"\s*" + _rx(opener) if opener.strip() else r"(?=\s*\[\s*\{)"}
         if closer.strip():
-            _put(field, "close", [closer])
+            field["close_pattern"] = _rx(closer) + TRAILING_WS
+        elif end_lookahead:   # `[TOOL_CALLS][...]` ends with the list: close before the end of turn
+            field["close_pattern"] = r"(?<=\])" + _lookahead(end_lookahead)
         field.update(content="json", transform=_transform("{" + name_path + "}", "{" + args_path + "}"),
                      transform_each=True)
         return field
@@ -211,13 +252,15 @@ def _json_calls(a: Analysis, end_lookahead: str) -> dict[str, Any]:
         if t.section_start.strip():
             nxt = _alt([first_key, _rx(t.section_end), end_lookahead])
             field["close_pattern"] = r"(?<=\})(?=\s*" + _opt(_rx(t.separator)) + nxt + ")"
+        elif end_lookahead:
+            field["close_pattern"] = r"(?<=\})" + _lookahead(end_lookahead)
     else:
         field = {"open_pattern": _seq(r"\s*", _opt(_rx(t.separator)), _section_opt(t), _rx(t.call_start))}
         close = t.call_end.strip()
         if close:
-            field["close_pattern"] = _rx(close)
+            field["close_pattern"] = _rx(close) + TRAILING_WS
         else:
-            field["close_pattern"] = "(?=" + r"\s*" + _alt([_rx(t.call_start), end_lookahead]) + ")"
+            _set(field, "close_pattern", _lookahead(_rx(t.call_start), end_lookahead))
     field.update(repeats=True, content="json",
                  transform=_transform("{content." + name_path + "}", "{content." + args_path + "}"))
     return field
@@ -267,7 +310,7 @@ def _python_calls(a: Analysis) -> dict[str, Any]:
         raise _refuse(a, "no-call-opener")
     field: dict[str, Any] = {"open_pattern": r"\s*" + _rx(opener)}
     if closer.strip():
-        _put(field, "close", [closer])
+        field["close_pattern"] = _rx(closer) + TRAILING_WS
     field.update(content="python-call-list", transform=_transform("{name}", "{arguments}"), transform_each=True)
     return field
 
@@ -279,8 +322,6 @@ def _framed_calls(a: Analysis, end_lookahead: str) -> dict[str, Any]:
         raise _refuse(a, "name-in-id")
     if t.args == "literal" and t.literal is not None and t.literal.open == "(":
         return _python_calls(a)
-    if t.args == "python":
-        raise _refuse(a, "python-args")
     if not (t.section_start.strip() or t.call_start.strip() or t.name_prefix.strip()):
         raise _refuse(a, "no-call-opener", f"separator {t.separator.strip()!r}" if t.separator.strip() else "")
     if t.call_start.strip() or t.name_prefix.strip():
@@ -301,10 +342,9 @@ def _framed_calls(a: Analysis, end_lookahead: str) -> dict[str, Any]:
     field: dict[str, Any] = {"open_pattern": r"\s*" + _seq(*lead, *parts)}
     close = " ".join(x for x in (t.call_close.strip(), t.call_end.strip()) if x)
     if close:
-        field["close_pattern"] = _rx(close)
+        field["close_pattern"] = _rx(close) + TRAILING_WS
     else:
-        nxt = _rx(t.call_start) or _rx(t.name_prefix)
-        field["close_pattern"] = "(?=" + r"\s*" + _alt([nxt, end_lookahead]) + ")"
+        _set(field, "close_pattern", _lookahead(_rx(t.call_start) or _rx(t.name_prefix), end_lookahead))
     if t.args == "tagged" and t.tagged is not None:
         field.update(_tagged_args(a, t.tagged))
     elif t.args == "literal" and t.literal is not None:
@@ -319,6 +359,8 @@ def _tool_calls(a: Analysis, end_lookahead: str) -> dict[str, Any] | None:
     t = a.tools
     if t.style == "none":
         return None
+    if t.python_literals or t.args == "python":
+        raise _refuse(a, "python-args")
     if t.style == "json" and t.json is not None:
         return _json_calls(a, end_lookahead)
     return _framed_calls(a, end_lookahead)
@@ -338,9 +380,10 @@ def _content(a: Analysis, eos: str, tools: dict[str, Any] | None) -> dict[str, A
             *(w for w in c.in_tool_turns if w.strip() != reasoning_open)]
     if tools is not None:
         ends += [t.section_end, t.call_end if not t.call_start.strip() else ""]
-    ends = [e.strip() for e in ends if e and e.strip()]
-    alternatives = [_rx(e) for e in sorted(set(ends), key=len, reverse=True)]
-    return {"close_pattern": r"\s*(?:" + "|".join([*alternatives, r"\Z"]) + ")", "content": "text"}
+    alternatives = _alternatives(ends)
+    if not alternatives:
+        return {"content": "text"}
+    return {"close_pattern": r"\s*(?:" + "|".join(alternatives) + ")" + TRAILING_WS, "content": "text"}
 
 
 def response_template(analysis: Analysis, *, eos_token: str = "") -> dict[str, Any]:
@@ -352,7 +395,7 @@ def response_template(analysis: Analysis, *, eos_token: str = "") -> dict[str, A
     if thinking is not None:
         fields["thinking"] = thinking
     ends = [e.strip() for e in (*a.end_of_turn, eos_token) if e and e.strip()]
-    end_lookahead = _alt([*(_rx(e) for e in ends), r"\Z"])
+    end_lookahead = _alt([_rx(e) for e in ends])
     tools = _tool_calls(a, end_lookahead)
     if tools is not None:
         fields["tool_calls"] = tools
