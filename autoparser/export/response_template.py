@@ -133,7 +133,10 @@ def _lookahead(*sources: str) -> str:
 
 def _seq(*parts: str) -> str:
     """Regex pieces in a row, optional whitespace between them."""
-    return r"\s*".join(p for p in parts if p)
+    out = r"\s*".join(p for p in parts if p)
+    while r"\s*\s*" in out:
+        out = out.replace(r"\s*\s*", r"\s*")
+    return out
 
 
 def _alt(sources: list[str]) -> str:
