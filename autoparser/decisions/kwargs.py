@@ -315,7 +315,8 @@ def _off(trials: list[KwargTrial], default: PromptState) -> tuple[tuple[str, Any
 def _on(trials: list[KwargTrial], default: PromptState) -> tuple[tuple[str, Any], ...]:
     """Settings of a toggling variable that do not switch reasoning off; those that open it first."""
     off = set(_off(trials, default))
-    opened, rest = [], []
+    opened: list[tuple[str, Any]] = []
+    rest: list[tuple[str, Any]] = []
     for group in _by_name(trials).values():
         if not _toggles(group, default):
             continue

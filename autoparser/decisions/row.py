@@ -110,7 +110,8 @@ class DecisionRow:
         d = asdict(self)
         for key in ("reasoning_off_kwargs", "reasoning_on_kwargs", "special_by_part"):
             d[key] = dict(getattr(self, key))
-        return json.loads(json.dumps(d, default=str))
+        plain: dict[str, Any] = json.loads(json.dumps(d, default=str))
+        return plain
 
 
 # --------------------------------------------------------------------------- markers
@@ -267,6 +268,7 @@ def _request_state(template: ChatTemplate, request: Request | None, markers: Rea
 def _reseeds(template: ChatTemplate, request: Request | None, markers: ReasoningMarkers, kw: ReasoningKwargs,
              state: PromptState) -> bool | None:
     """PRE.3: does the prompt open reasoning after a tool result? None when it never opens it."""
+    user_state: PromptState | None
     if request is not None:
         if request.messages and request.messages[-1].get("role") == "tool":
             return state == "open"
@@ -275,7 +277,8 @@ def _reseeds(template: ChatTemplate, request: Request | None, markers: Reasoning
         probe, user_state = {}, "open"
     else:   # the setting that opens reasoning, if any (DeepSeek V4's thinking=true)
         probe = kw.on_kwargs()
-        user_state = next((kw.state_of(k, v) for k, v in probe.items()), kw.default_state)
+        states = (kw.state_of(k, v) for k, v in probe.items())
+        user_state = next(states, kw.default_state)
     if user_state != "open":
         return None
     return _after_tool_state(template, markers, probe) == "open"
