@@ -202,6 +202,8 @@ REFUSALS = {
         capabilities=Capabilities(tool_calls=True, parallel_tool_calls=True),
         tools=ToolFormat(style="json", json=JsonLayout(), name_prefix='{"name": ')),
     "no-call-opener": _analysis(style="tagged", separator=">>>", name_suffix="\n"),
+    "html-escaped": _analysis(style="json", json=JsonLayout(), section_start="[TOOL_CALLS][", section_end="]",
+                              name_prefix='{&#34;name&#34;: '),
     "name-in-id": _analysis(style="tagged", call_start="<|call|>", name_prefix="functions.",
                             name_in_id=r"functions\.(?P<name>\w+):\d+"),
     "id-after-args": _analysis(style="tagged", call_start="[CALL]", id_position="after_args", id_prefix="[ID]"),

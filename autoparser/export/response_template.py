@@ -49,6 +49,7 @@ REASONS: dict[str, str] = {
     "markerless-parallel": "tool calls written as bare JSON objects with no marker: one call can be "
                            "found with a lookahead, several in a row cannot be split",
     "name-as-key": "the tool name is a JSON key ({\"NAME\": {...}}); transforms only copy fixed paths",
+    "html-escaped": "the template HTML-escapes its JSON (&#34;); the json parser reads plain JSON",
     "name-in-id": "the tool name is read back from the call id",
     "id-after-args": "the call id follows the arguments outside the JSON",
     "python-args": "calls or arguments are Python literals ({'k': 'v'}, True, None); the json parser "
@@ -178,14 +179,24 @@ def _reasoning_open(a: Analysis) -> str:
     return _split_start(a)[1]
 
 
+def _without_reasoning(a: Analysis, text: str) -> str:
+    """``text`` without a trailing reasoning opener or thinking-off closer (``<think>``, ``</think>``)."""
+    text = text.strip()
+    for marker in (a.reasoning.end.strip(), a.reasoning.start.strip()):
+        if marker and text.endswith(marker) and text != marker:
+            text = text[: -len(marker)].strip()
+    return text
+
+
+def _header(a: Analysis) -> str:
+    return _without_reasoning(a, a.assistant_header)
+
+
 def _anchor(a: Analysis) -> str:
-    header = a.assistant_header.strip() or _split_start(a)[0]
+    header = _header(a) or _split_start(a)[0]
     if header:
         return header
-    gp = a.generation_prompt.strip()
-    start = a.reasoning.start.strip()
-    if start and gp.endswith(start):
-        gp = gp[: -len(start)].strip()
+    gp = _without_reasoning(a, a.generation_prompt)
     if gp:
         return gp
     if a.reasoning.prefilled:
@@ -253,7 +264,7 @@ def _json_calls(a: Analysis, end_lookahead: str) -> dict[str, Any]:
         field = {"open_pattern": _seq(r"\s*" if t.section_start.strip() else "", _opt(_rx(t.separator)),
                                       _opt(_rx(t.section_start)), f"(?={first_key})")}
         if t.section_start.strip():
-            nxt = _alt([first_key, _rx(t.section_end), end_lookahead])
+            nxt = _alt([first_key, _rx(t.section_end), _rx(t.call_end), end_lookahead])
             field["close_pattern"] = r"(?<=\})(?=\s*" + _opt(_rx(t.separator)) + nxt + ")"
         elif end_lookahead:
             field["close_pattern"] = r"(?<=\})" + _lookahead(end_lookahead)
@@ -362,6 +373,9 @@ def _tool_calls(a: Analysis, end_lookahead: str) -> dict[str, Any] | None:
     t = a.tools
     if t.style == "none":
         return None
+    if any(e in m for m in (t.name_prefix, t.name_suffix, t.call_start, t.section_start)
+           for e in ("&#34;", "&quot;")):
+        raise _refuse(a, "html-escaped")
     if t.python_literals or t.args == "python":
         raise _refuse(a, "python-args")
     if t.style == "json" and t.json is not None:
@@ -379,7 +393,7 @@ def _content(a: Analysis, eos: str, tools: dict[str, Any] | None) -> dict[str, A
     """
     c, t = a.content, a.tools
     reasoning_open = _reasoning_open(a)
-    ends = [*a.end_of_turn, eos, a.assistant_header, c.start, c.end,
+    ends = [*a.end_of_turn, eos, _header(a), c.start, c.end,
             *(w for w in c.in_tool_turns if w.strip() != reasoning_open)]
     if tools is not None:
         ends += [t.section_end, t.call_end if not t.call_start.strip() else ""]
