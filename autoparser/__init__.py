@@ -10,6 +10,7 @@ from ._version import __version__
 from .errors import (
     AnalysisError,
     AutoparserError,
+    ExportError,
     ParseError,
     SchemaError,
     TemplateError,
@@ -23,6 +24,7 @@ __all__ = [
     "AnalysisError",
     "AutoparserError",
     "ChatTemplate",
+    "ExportError",
     "Message",
     "ParseError",
     "Request",

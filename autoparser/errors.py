@@ -5,9 +5,9 @@
      |    +-- TemplateSecurityError           the sandbox refused an operation
      |    +-- TemplateLimitError              time or output-size limit exceeded
      +-- AnalysisError                        the analysis could not read the template
-     +-- ExportError                          a format cannot be expressed in an export target
      +-- SchemaError (also ValueError)        a tool's JSON schema cannot be used (unresolvable $ref)
      +-- ParseError (also ValueError)         model output could not be parsed (strict use only)
+     +-- ExportError                          the format cannot be written in an export target's language
 
 Model output never raises from ``Request.parse`` or the stream parser: malformed
 text degrades to content with a flag. ``ParseError`` is raised only by the
@@ -55,15 +55,6 @@ class AnalysisError(AutoparserError):
         super().__init__(f"{template} ({phase}): {message}")
 
 
-class ExportError(AutoparserError):
-    """The template's format cannot be written in the requested export (names what is missing)."""
-
-    def __init__(self, message: str, *, template: str = "<template>", target: str = "export") -> None:
-        self.template = template
-        self.target = target
-        super().__init__(f"{template} ({target}): {message}")
-
-
 class SchemaError(AutoparserError, ValueError):
     """A tool's (or response format's) JSON schema cannot be used: a ``$ref`` that is not local
     or does not resolve. Local references (``#/$defs/X``, ``#/definitions/X``) are resolved."""
@@ -85,3 +76,19 @@ class ParseError(AutoparserError, ValueError):
         self.line, self.column = line, column
         window = text[max(0, pos - 20): pos + 20]
         super().__init__(f"{template} (parse): {message} at line {line}, column {column}: {window!r}")
+
+
+class ExportError(AutoparserError):
+    """The template's format cannot be exported (e.g. as a transformers ``response_template``).
+
+    ``reason`` is a stable key (``autoparser.export.response_template.REASONS``); the
+    message names the template and what the target language cannot express.
+    """
+
+    def __init__(self, message: str, *, template: str = "<template>", reason: str = "",
+                 target: str = "export") -> None:
+        self.message = message
+        self.template = template
+        self.reason = reason
+        self.target = target        # "export" (response_template), "structural tag"
+        super().__init__(f"{template} ({target}): {message}")

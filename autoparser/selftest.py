@@ -39,6 +39,8 @@ __all__ = ["PROBE_TOOLS", "SCENARIOS", "Capability", "Scenario", "ScenarioResult
 
 
 class _Parser(Protocol):
+    prompt: str
+
     def parse(self, text: str, partial: bool = False) -> Message: ...
     def stream(self) -> Any: ...
 
@@ -122,6 +124,7 @@ class ScenarioResult:
     expected: dict[str, Any] | None = None          # the message that was rendered
     got: dict[str, Any] | None = None               # what the parser gave back
     kwargs: dict[str, Any] = field(default_factory=dict)   # chat_template_kwargs used
+    prompt: str = ""                                # the prompt the text was generated after
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "status": self.status, "why": self.why, "text": self.text,
@@ -417,6 +420,7 @@ class _Runner:
             return ScenarioResult(sc.name, "n/a", why)
         text = _strip_end_of_turn(out, self.end_of_turn(history, kwargs), self.tmpl.renderer.eos_token)
         expected = copy.deepcopy(sc.message)
+        req = None
         try:
             req = self.tmpl.apply(history, tools=PROBE_TOOLS if sc.tools else None,
                                   chat_template_kwargs=kwargs or None)
@@ -433,9 +437,9 @@ class _Runner:
                     why_fail = f"stream: {why_stream}"
         except Exception as e:  # a crash in the parser is a failure of this scenario, not of the run
             return ScenarioResult(sc.name, "fail", f"{type(e).__name__}: {e}".splitlines()[0][:200], text,
-                                  expected, None, kwargs)
+                                  expected, None, kwargs, req.prompt if req is not None else "")
         return ScenarioResult(sc.name, "pass" if why_fail is None else "fail", why_fail or "", text, expected,
-                              got, kwargs)
+                              got, kwargs, req.prompt)
 
 
 def self_test(tmpl: ChatTemplate, *, scenarios: tuple[Scenario, ...] = SCENARIOS,

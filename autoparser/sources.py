@@ -45,7 +45,8 @@ _EXTRA_TEMPLATES_DIR = "additional_chat_templates"
 _NAMED_SPECIAL_KEYS = ("bos_token", "eos_token", "unk_token", "pad_token", "sep_token", "cls_token", "mask_token")
 _LIST_SPECIAL_KEYS = ("additional_special_tokens", "extra_special_tokens")
 
-# GGUF token types (gguf.TokenType) that an inference server treats as special.
+# GGUF token types (gguf.TokenType): CONTROL tokens are special (llama.cpp drops them when
+# detokenizing without special=True); USER_DEFINED ones are plain added tokens, always rendered.
 _GGUF_CONTROL = 3
 _GGUF_USER_DEFINED = 4
 _GGUF_STRING = 8    # gguf.GGUFValueType.STRING, for readers without Field.contents()
@@ -59,7 +60,7 @@ class TemplateSource:
     name: str                   # display name (file name, or "dir:tool_use")
     bos_token: str = ""
     eos_token: str = ""
-    special_tokens: frozenset[str] | None = None   # special/added tokens; None = no tokenizer known
+    special_tokens: frozenset[str] | None = None   # tokens marked special; None = no tokenizer known
     template_names: tuple[str, ...] = ()           # names available when the config holds several templates
     origin: Origin = "string"   # "file" | "pretrained" | "gguf" | "string"
 
@@ -197,8 +198,8 @@ def _config_specials(config: Mapping[str, Any]) -> set[str]:
     """Special tokens named by a tokenizer_config.json or special_tokens_map.json."""
     found: set[str] = set()
     decoder = config.get("added_tokens_decoder")
-    if isinstance(decoder, Mapping):
-        found.update(t for t in map(_token_text, decoder.values()) if t)
+    if isinstance(decoder, Mapping):   # added tokens: only those marked special
+        found.update(t for t in map(_token_text, filter(_is_special, decoder.values())) if t)
     for key in _NAMED_SPECIAL_KEYS:
         if text := _token_text(config.get(key)):
             found.add(text)
@@ -209,18 +210,27 @@ def _config_specials(config: Mapping[str, Any]) -> set[str]:
     return found
 
 
+def _is_special(entry: Any) -> bool:
+    """An added-token entry (``{"content": ..., "special": ...}``) marked special; a bare string is."""
+    return not isinstance(entry, Mapping) or bool(entry.get("special", True))
+
+
 def _tokenizer_json_added(path: Path) -> set[str] | None:
-    """Every entry of tokenizer.json ``added_tokens`` (special or not); None if the file is absent."""
+    """The tokenizer.json ``added_tokens`` marked ``special``; None if the file is absent.
+
+    Tokens added with ``special: false`` (Hermes' and Qwen3-Coder's ``<tool_call>``) are
+    not stripped by ``decode(skip_special_tokens=True)`` and do not count.
+    """
     if not path.is_file():
         return None
     added = _read_json_object(path).get("added_tokens")
     if not isinstance(added, list):
         return set()
-    return {t for t in map(_token_text, added) if t}
+    return {t for t in map(_token_text, filter(_is_special, added)) if t}
 
 
 def _special_tokens(config: Mapping[str, Any], folder: Path | None) -> frozenset[str] | None:
-    """The tokenizer's special/added tokens, or None when no tokenizer vocabulary is known.
+    """The tokenizer's special tokens, or None when no tokenizer vocabulary is known.
 
     Known means a ``tokenizer.json`` exists or the config has ``added_tokens_decoder``;
     bos/eos/additional_special_tokens alone are too partial to claim "nothing else is special".
@@ -353,11 +363,15 @@ def _gguf_token(tokens: list[str], fields: Mapping[str, Any], key: str) -> str:
 
 
 def _gguf_specials(tokens: list[str], fields: Mapping[str, Any]) -> frozenset[str] | None:
-    """Tokens typed CONTROL or USER_DEFINED; None when the file has no vocabulary types."""
+    """Tokens typed CONTROL; None when the file has no vocabulary types.
+
+    USER_DEFINED tokens (added without ``special``) are rendered by llama.cpp's detokenizer
+    whatever its ``special`` flag, so they do not count.
+    """
     if not tokens or "tokenizer.ggml.token_type" not in fields:
         return None
     types = _field_value(fields["tokenizer.ggml.token_type"])
-    return frozenset(t for t, kind in zip(tokens, types, strict=False) if int(kind) in (_GGUF_CONTROL, _GGUF_USER_DEFINED))
+    return frozenset(t for t, kind in zip(tokens, types, strict=False) if int(kind) == _GGUF_CONTROL)
 
 
 def load_gguf(path: str | Path, *, template_name: str | None = None) -> TemplateSource:

@@ -142,6 +142,12 @@ class ChatTemplate:
                        parallel_tool_calls=parallel_tool_calls, reasoning_format=reasoning_format,
                        response_format=response_format, prompt=prompt, start=start)
 
+    def response_template(self) -> dict[str, Any]:
+        """The transformers ``response_template`` for this template (``autoparser.export``); raises ``ExportError``."""
+        from .export.response_template import response_template
+
+        return response_template(self.analysis, eos_token=self.renderer.eos_token)
+
     def __repr__(self) -> str:
         return f"ChatTemplate({self.name!r})"
 

@@ -133,7 +133,7 @@ def test_pre1_kimi_sections_special_tokens_through_both_sources(tmp_path: Path) 
         assert row.special_tokens_source == "tokenizer"
         assert row.skip_special_tokens is False and row.skip_special_tokens_applied is False
         assert set(KIMI_TOOL_TOKENS) <= set(row.preserved_tokens)
-        assert "<think>" in row.preserved_tokens           # added (special=False) tokens count too
+        assert "<think>" not in row.preserved_tokens       # added with special=False: decoding keeps it
         assert "<|im_end|>" not in row.preserved_tokens    # end of turn: the parser does not need it
         assert dict(row.special_by_part)["tools"] is False
     assert pre1(decide(pretrained)) == pre1(decide(gguf))
@@ -164,6 +164,26 @@ def test_pre1_plain_markers_with_tokenizer(tmp_path: Path) -> None:
     for tmpl in (pretrained, gguf):
         assert pre1(decide(tmpl))[:3] == (True, "tokenizer", ())
         assert tmpl.apply(USER, tools=TOOLS).skip_special_tokens is True
+
+
+@pytest.mark.parametrize("special", [False, True])
+def test_pre1_hermes_tool_call_added_both_ways(tmp_path: Path, special: bool) -> None:
+    """Hermes/Qwen3-Coder add <tool_call> with special=False: skipping special tokens is safe (True).
+    Added as a special token it would be stripped, so PRE.1 says False and preserves it."""
+    pytest.importorskip("gguf")
+    tool_tokens = ["<tool_call>", "</tool_call>"]
+    specials = CHATML_SPECIALS + tool_tokens if special else CHATML_SPECIALS
+    pretrained, gguf, tok = both_sources(tmp_path, "hermes_json", specials, [] if special else tool_tokens,
+                                         eos="<|im_end|>")
+    for tmpl in (pretrained, gguf):
+        row = decide(tmpl)
+        assert row.special_tokens_source == "tokenizer"
+        assert row.skip_special_tokens is (not special)
+        assert row.preserved_tokens == (tuple(tool_tokens) if special else ())
+        req = tmpl.apply(USER, tools=TOOLS)
+        output = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+        decoded = tok.decode(tok.encode(output).ids, skip_special_tokens=req.skip_special_tokens)
+        assert [c.name for c in req.parse(decoded).tool_calls] == ["get_weather"]
 
 
 def test_pre1_decoding_with_the_decision_keeps_the_tool_call(tmp_path: Path) -> None:

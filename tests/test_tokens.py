@@ -203,13 +203,41 @@ def test_gemma4_folder(tmp_path: Path) -> None:
     assert report.preserved_tokens == ("<|channel>", "<channel|>", "<|tool_call>", "<tool_call|>", '<|"|>')
 
 
-def test_qwen_added_non_special_tokens_count(tmp_path: Path) -> None:
-    """Qwen3's <think>/<tool_call> are added with special=False; every added token counts."""
+def test_qwen_added_non_special_tokens_do_not_count(tmp_path: Path) -> None:
+    """Qwen3's <think>/<tool_call> are added with special=False: decoding keeps them, so True."""
     tok = build_tokenizer(QWEN_SPECIAL, QWEN_ADDED)
     src = load_pretrained(save_model(tmp_path, "qwen3", tok, eos="<|im_end|>"))
+    assert src.special_tokens is not None and "<tool_call>" not in src.special_tokens
     report = special_token_status(QWEN_MARKERS, src.special_tokens)
-    assert report.skip_special_tokens is False
-    assert report.preserved_tokens == ("<think>", "</think>", "<tool_call>", "</tool_call>")
+    assert (report.skip_special_tokens, report.preserved_tokens) == (True, ())
+    assert not any(stripped_by_decode(tok, m) for m in QWEN_MARKERS)
+
+
+@pytest.mark.parametrize("special", [False, True])
+def test_tool_call_added_both_ways(tmp_path: Path, special: bool) -> None:
+    """<tool_call> added as AddedToken(special=False) keeps the default; special=True needs False."""
+    from tokenizers import AddedToken
+
+    tok = build_tokenizer(QWEN_SPECIAL)
+    tok.add_tokens([AddedToken(t, special=special) for t in ("<tool_call>", "</tool_call>")])
+    markers = ["<tool_call>\n", "\n</tool_call>"]
+    assert any(stripped_by_decode(tok, m) for m in markers) is special   # what decode really does
+    for src in (load_pretrained(save_model(tmp_path, f"m{special}", tok, eos="<|im_end|>")),
+                load_gguf(save_gguf(tmp_path / f"m{special}.gguf", tok)) if _has_gguf() else None):
+        if src is None:
+            continue
+        report = special_token_status(markers, src.special_tokens)
+        assert report.source == "tokenizer"
+        assert report.skip_special_tokens is (not special)
+        assert report.preserved_tokens == (("<tool_call>", "</tool_call>") if special else ())
+
+
+def _has_gguf() -> bool:
+    try:
+        import gguf  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def test_plain_text_markers_keep_default(tmp_path: Path) -> None:

@@ -34,6 +34,7 @@ COMMANDS: dict[str, str] = {
     "check": "autoparser.cli.check",
     "debug": "autoparser.cli.debug",
     "decisions": "autoparser.cli.decisions",
+    "export": "autoparser.cli.export",
 }
 
 

@@ -5,7 +5,8 @@ template came with a tokenizer (``ChatTemplate.from_pretrained`` /
 ``from_gguf``), its special tokens. Nothing here names a model family.
 
 * **PRE.1** ``skip_special_tokens``: False when a marker the parser needs is, or
-  contains, a special/added token of the tokenizer (:mod:`.tokens`). Without a
+  contains, a special token of the tokenizer (:mod:`.tokens`); tokens added with
+  ``special: false`` survive decoding and leave it True. Without a
   tokenizer the row says ``None`` (unknown) and ``skip_special_tokens_applied``
   holds the heuristic: *control-looking* tokens (``<|x|>``, ``<｜x｜>``, Gemma 4's
   ``<|x>``/``<x|>``, Mistral's ``[X]``) are special tokens by convention and would
@@ -285,6 +286,7 @@ def _request_state(template: TemplateLike, request: RequestPlan | None, markers:
 def _reseeds(template: TemplateLike, request: RequestPlan | None, markers: ReasoningMarkers, kw: ReasoningKwargs,
              state: PromptState) -> bool | None:
     """PRE.3: does the prompt open reasoning after a tool result? None when it never opens it."""
+    user_state: PromptState | None
     if request is not None:
         if request.options.messages and request.options.messages[-1].get("role") == "tool":
             return state == "open"

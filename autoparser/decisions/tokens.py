@@ -5,12 +5,15 @@ default. When a marker the parser needs (``<|channel|>``, Gemma 4's ``<|tool_cal
 ``<|tool_calls_section_begin|>`` ...) is a single special token, that default strips
 it and the parser silently sees prose: empty ``reasoning_content``/``tool_calls`` and
 no error. This module decides the flag from the markers the parser needs and the
-tokenizer's special/added tokens (:attr:`autoparser.sources.TemplateSource.special_tokens`).
+tokenizer's special tokens (:attr:`autoparser.sources.TemplateSource.special_tokens`).
 
-With a tokenizer, a marker counts when it *is* an added token or *contains* one
-(``"<|tool_call>call:"`` needs ``<|tool_call>``). Every added token counts, special
-or not: it is atomic in the vocabulary, and servers differ in which ones they strip,
-so keeping it is the safe side.
+With a tokenizer, a marker counts when it *is* a special token or *contains* one
+(``"<|tool_call>call:"`` needs ``<|tool_call>``). Only tokens marked special count:
+``decode(skip_special_tokens=True)`` (tokenizers, transformers, vLLM, SGLang) and
+llama.cpp's detokenizer (GGUF CONTROL tokens) strip those and nothing else. Tokens
+added with ``special: false`` (Hermes' and Qwen3-Coder's ``<tool_call>``, GGUF
+USER_DEFINED) survive decoding, so a parser that needs only those can keep the
+default ``skip_special_tokens=True``.
 
 Without a tokenizer a marker is judged by its look (see :func:`special_looking_parts`).
 """
@@ -77,7 +80,7 @@ def special_looking_parts(marker: str) -> tuple[str, ...]:
 
 
 def special_token_parts(marker: str, special_tokens: frozenset[str]) -> tuple[str, ...]:
-    """The special/added tokens inside ``marker``, split leftmost-longest as a tokenizer does.
+    """The special tokens inside ``marker``, split leftmost-longest as a tokenizer does.
 
     A marker that is itself a token yields just that token. Inside a longer marker,
     whitespace-only added tokens (``"\\n\\n"``, runs of spaces) are ignored: they are
@@ -109,13 +112,14 @@ def _quote(tokens: Iterable[str]) -> str:
 
 
 def _tokenizer_report(markers: tuple[str, ...], special_tokens: frozenset[str]) -> SpecialTokenReport:
-    """The decision from the tokenizer's special/added tokens."""
+    """The decision from the tokenizer's special tokens."""
     preserved = _unique(t for m in markers for t in special_token_parts(m, special_tokens))
     if preserved:
-        reason = (f"parser markers use special/added tokens {_quote(preserved)}; "
+        reason = (f"parser markers use special tokens {_quote(preserved)}; "
                   "skip_special_tokens=True would strip them from the decoded text")
         return SpecialTokenReport(False, preserved, reason, "tokenizer")
-    reason = ("no parser marker is a special/added token of the tokenizer; the default "
+    reason = ("no parser marker is a special token of the tokenizer (plain added tokens survive "
+              "decoding); the default "
               "skip_special_tokens=True keeps them" if markers else "the parser needs no markers")
     return SpecialTokenReport(True, (), reason, "tokenizer")
 
@@ -137,7 +141,7 @@ def special_token_status(markers: Iterable[str], special_tokens: frozenset[str] 
     """Decide ``skip_special_tokens`` for a parser needing ``markers``.
 
     * tokenizer known (``special_tokens`` not None): False when any marker is or
-      contains a special/added token (those go in ``preserved_tokens``), else True;
+      contains a special token (those go in ``preserved_tokens``), else True;
     * no tokenizer (None): ``skip_special_tokens`` is None and ``preserved_tokens``
       holds the special-looking parts (:func:`special_looking_parts`); use
       :func:`heuristic_skip_special_tokens` for a best guess.
