@@ -34,9 +34,9 @@ from typing import Any
 
 import regex
 
+from .. import markers as mk
 from ..analysis.model import Analysis, LiteralArgs, TaggedArgs, ToolFormat
 from ..errors import ExportError
-from .. import markers as mk
 
 __all__ = ["REASONS", "response_template"]
 

@@ -239,10 +239,11 @@ class Engine:
                           malformed=False)
 
     def parse_whole(self, text: str) -> Message:
-        """``feed(text)`` and ``finish()`` in one pass: nothing is held back for text to come."""
+        """``feed(text)`` and ``finish()``, without the deltas a stream would get."""
         if self._finished or self.buf:
             raise RuntimeError("parse_whole() on an engine already fed")
         self.buf = text
+        self._run(final=False)   # as a stream sees it (a marker cut off by the end is read as one)
         self.finish()
         self.deltas = []
         return self.msg
