@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The vLLM plugin tests (tests/test_integration_vllm.py) in a cached virtualenv that has vLLM.
+# The vLLM plugin tests (tests/test_integration_vllm.py) and the structural tags compiled by
+# xgrammar (tests/test_structural_tag_xgrammar.py) in a cached virtualenv that has vLLM.
 #
 # CPU torch plus vLLM is ~2 GB, so it lives outside the checkout and is reused:
 #   $AUTOPARSER_VENVS/vllm   (default ~/.cache/autoparser-venvs/vllm)
@@ -78,7 +79,8 @@ fi
 "$PY" -m pip install -q --disable-pip-version-check --no-deps -e "$REPO" >>"$LOG" 2>&1 \
     || echo "vllm.sh: could not re-install autoparser into $VENV; testing with PYTHONPATH"
 
-PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}" "$PY" -m pytest tests/test_integration_vllm.py -p no:cacheprovider "$@"
+PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}" "$PY" -m pytest tests/test_integration_vllm.py \
+    tests/test_structural_tag_xgrammar.py -p no:cacheprovider "$@"
 rc=$?
 [ $rc -eq 5 ] && rc=0   # nothing collected (no corpus): not a failure
 exit $rc

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from .. import markers as mk
 from ..errors import ExportError
 from ..plan import RequestPlan
 from ..probes.envelopes import Envelopes
@@ -29,6 +30,9 @@ def structural_tag(plan: RequestPlan, envelopes: Envelopes, reasoning: Reasoning
     if tp is None or not tp.allowed:
         raise ExportError("no tool calls apply to this request (no tools, or tool_choice 'none')",
                           template=plan.template)
+    if tp.format.python_literals:
+        raise ExportError("arguments are written as Python literals, not as a JSON object", template=plan.template,
+                          target="structural tag")
     if tp.format.args != "json" or tp.format.args_as_string or (tp.format.json and tp.format.json.args_as_string):
         raise ExportError(f"arguments are written as {tp.format.args!r}, not as a JSON object",
                           template=plan.template)
@@ -39,6 +43,10 @@ def structural_tag(plan: RequestPlan, envelopes: Envelopes, reasoning: Reasoning
         if env is None:
             raise ExportError(f"no envelope for tool {name!r}", template=plan.template)
         schema = dict(tp.schema(name)) or {"type": "object"}
+        first = mk.tokens(tp.opener.marker)[0] if tp.opener.marker.strip() else ""
+        if first and not (envelopes.section_begin or env.begin).lstrip().startswith(first):
+            raise ExportError(f"the call envelope could not be cut exactly (it should start with {first!r})",
+                              template=plan.template, target="structural tag")
         begins.append(env.begin)
         tags.append({"type": "tag", "begin": env.begin, "content": {"type": "json_schema", "json_schema": schema},
                      "end": env.end})
@@ -53,7 +61,10 @@ def structural_tag(plan: RequestPlan, envelopes: Envelopes, reasoning: Reasoning
         trigger = _trigger(begins, tp.opener.exact)
         calls = {"type": "triggered_tags", "triggers": [trigger], "tags": tags,
                  "at_least_one": tp.forced, "stop_after_first": single}
-    elements = [e for e in (_reasoning(plan, reasoning), calls) if e is not None]
+    block = _reasoning(plan, reasoning)
+    # the whitespace a template writes after the reasoning block, before the first call
+    between = {"type": "regex", "pattern": r"[ \t\r\n]*"}
+    elements = [block, between, calls] if block is not None else [calls]
     fmt = elements[0] if len(elements) == 1 else {"type": "sequence", "elements": elements}
     return {"type": "structural_tag", "format": fmt}
 
@@ -77,8 +88,8 @@ def _reasoning(plan: RequestPlan, mode: ReasoningMode) -> dict[str, Any] | None:
         return None
     block = {"type": "tag", "begin": "" if r.open_at_start else r.start, "content": {"type": "any_text"},
              "end": r.end}
-    if r.open_at_start or mode == "enabled":
-        return block
+    if (r.open_at_start and r.start.strip()) or mode == "enabled":
+        return block      # a delimiter-only block the prompt opened may still be skipped: optional
     return {"type": "optional", "content": block}
 
 

@@ -89,4 +89,10 @@ def call_envelopes(prober: Prober, names: tuple[str, ...], section_start: str, s
         else:
             rest = both[len(expected_head):]
             separator = rest[:len(rest) - len(two.begin + ARGS + two.end + section_close)]
+    # whitespace a template writes before the first call (indentation, a newline after the content)
+    # belongs to the turn's layout, not to what a model writes: the envelope starts at the marker
+    if section_begin:
+        section_begin = section_begin.lstrip()
+    else:
+        out = {n: CallEnvelope(e.begin.lstrip(), e.end) for n, e in out.items()}
     return Envelopes(out, section_begin, section_close, separator)
