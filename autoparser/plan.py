@@ -14,10 +14,11 @@ The plan sits between the analysis (what the template writes) and the consumers
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+import weakref
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 from . import markers as mk
 from .analysis.model import Analysis, ToolFormat
@@ -28,6 +29,24 @@ StartOption = Literal["auto", "reasoning", "content"]   # where output whose pro
 OpenerRole = Literal["", "section_start", "call_start", "call_name", "name_prefix"]
 _REASONING_KEYS = ("reasoning_content", "thinking", "reasoning")
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+T = TypeVar("T")
+
+
+class PerPlan(Generic[T]):
+    """A value built once per plan (plans hash by identity) and dropped with the plan: what the
+    engine compiles from a plan, the call guard's validators."""
+
+    def __init__(self, build: Callable[[RequestPlan], T]) -> None:
+        self._build = build
+        self._values: weakref.WeakKeyDictionary[RequestPlan, T] = weakref.WeakKeyDictionary()
+
+    def __call__(self, plan: RequestPlan) -> T:
+        value = self._values.get(plan)
+        if value is None:
+            value = self._values[plan] = self._build(plan)
+        return value
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,6 @@ section) and ``call`` (inside one call, driven by a call reader).
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +23,7 @@ import regex
 
 from .. import markers as mk
 from ..analysis.model import ToolFormat
-from ..plan import RequestPlan
+from ..plan import PerPlan, RequestPlan
 from ..plan import opener as plan_opener
 from .calls import CallReader, make_call_reader
 from .guard import guard_for
@@ -52,16 +51,6 @@ class _Tables:
     separator: regex.Pattern[str] | None
     call_end: regex.Pattern[str] | None
     resync: regex.Pattern[str] | None             # after a broken call: the next call start or section end
-
-
-_TABLES: weakref.WeakKeyDictionary[RequestPlan, _Tables] = weakref.WeakKeyDictionary()
-
-
-def _tables(plan: RequestPlan) -> _Tables:
-    tables = _TABLES.get(plan)
-    if tables is None:
-        tables = _TABLES[plan] = _compile(plan)
-    return tables
 
 
 def _compile(plan: RequestPlan) -> _Tables:
@@ -157,6 +146,9 @@ def _implied_section(t: ToolFormat) -> bool:
     first = mk.tokens(t.call_start)[0] if t.call_start.strip() else ""
     return bool(t.section_start.strip()) and len(first) >= 4 and \
         any(first.startswith(o) for o in ("<|", "<｜", "[")) and first not in t.section_start
+
+
+_tables: PerPlan[_Tables] = PerPlan(_compile)
 
 
 class Engine:

@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import json
 import math
-import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..plan import RequestPlan
+from ..plan import PerPlan, RequestPlan
 
 Check = Callable[[Any, str], "str | None"]     # (value, where) -> why it does not fit, or None
 
@@ -244,15 +243,8 @@ class CallGuard:
         return self._check_for(name)(args, "arguments")
 
 
-_GUARDS: weakref.WeakKeyDictionary[RequestPlan, CallGuard] = weakref.WeakKeyDictionary()
-
-
-def guard_for(plan: RequestPlan) -> CallGuard:
-    """The plan's guard, built on first use."""
-    guard = _GUARDS.get(plan)
-    if guard is None:
-        guard = _GUARDS[plan] = CallGuard(plan)
-    return guard
+#: The plan's guard, built on first use.
+guard_for: PerPlan[CallGuard] = PerPlan(CallGuard)
 
 
 __all__ = ["CallGuard", "compile_schema", "guard_for"]
