@@ -26,13 +26,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from .decisions.row import TemplateLike
 from .diff.split import fix_prefix_end
 from .errors import AutoparserError
 from .runtime.message import Message, merge_deltas
 
 if TYPE_CHECKING:
-    from .analysis.model import Analysis, ReasoningFormat
-    from .render import Renderer
+    from .analysis.model import ReasoningFormat
 
 __all__ = ["PROBE_TOOLS", "SCENARIOS", "Capability", "Scenario", "ScenarioResult", "SelfTestResult", "Verification",
            "self_test", "verification"]
@@ -45,15 +45,10 @@ class _Parser(Protocol):
     def stream(self) -> Any: ...
 
 
-class ChatTemplate(Protocol):
-    """What the self-test needs of a ``ChatTemplate`` (it sits below the API and imports none of it)."""
+class ChatTemplate(TemplateLike, Protocol):
+    """What the self-test needs of a ``ChatTemplate`` (it sits below the API and imports none of it):
+    what the decisions read, and ``apply``."""
 
-    @property
-    def name(self) -> str: ...
-    @property
-    def analysis(self) -> Analysis: ...
-    @property
-    def renderer(self) -> Renderer: ...
     def apply(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
               chat_template_kwargs: dict[str, Any] | None = None) -> _Parser: ...
 

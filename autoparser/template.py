@@ -27,6 +27,7 @@ logger = logging.getLogger("autoparser")
 if TYPE_CHECKING:
     from .decisions.row import DecisionRow
     from .grammar.peg import PegParser
+    from .probes.envelopes import Envelopes
 
 
 class ChatTemplate:
@@ -39,6 +40,7 @@ class ChatTemplate:
         self.special_tokens = special_tokens
         self._verifying = False     # the self-test is running: its own requests get no warning
         self._warned = False        # the failed verification was logged (once per template)
+        self._envelopes: dict[str, Envelopes | str] = {}   # structural-tag call envelopes, by tools and kwargs
 
     # ------------------------------------------------------------ constructors
     @classmethod
@@ -316,8 +318,12 @@ class Request:
             raise ExportError("no tool calls apply to this request (no tools, or tool_choice 'none')",
                               template=self.template.name)
         t = tp.format
-        env = call_envelopes(Prober(self.template.renderer, dict(self.plan.options.chat_template_kwargs)),
-                             tp.allowed, t.section_start, t.section_end)
+        kwargs = dict(self.plan.options.chat_template_kwargs)
+        key = json.dumps([tp.allowed, kwargs], sort_keys=True, default=str)
+        env = self.template._envelopes.get(key)
+        if env is None:     # rendered once per template, tool set and kwargs, not once per request
+            env = self.template._envelopes[key] = call_envelopes(Prober(self.template.renderer, kwargs), tp.allowed,
+                                                                 t.section_start, t.section_end)
         if isinstance(env, str):
             raise ExportError(env, template=self.template.name, target="structural tag")
         return structural_tag(self.plan, env, reasoning)

@@ -53,40 +53,35 @@ def run(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------ editing JSON in place
 def _members(text: str, where: str) -> tuple[list[tuple[str, int, int, int]], int]:
     """Top-level members of a JSON object as (key, key_start, value_start, value_end), and the
-    position of the closing brace."""
+    position of the closing brace (keys and values are read by ``json``'s decoder)."""
     decoder = json.JSONDecoder()
-    ws = " \t\r\n"
-    i = 0
-    while i < len(text) and text[i] in ws:
-        i += 1
-    if i >= len(text) or text[i] != "{":
-        raise CliError(f"{where}: not a JSON object")
-    i += 1
+
+    def skip(i: int) -> int:
+        while text[i] in " \t\r\n":
+            i += 1
+        return i
+
+    def expect(i: int, ch: str) -> int:
+        if text[i] != ch:
+            raise ValueError(f"expected {ch!r}")
+        return skip(i + 1)
+
     out: list[tuple[str, int, int, int]] = []
     try:
-        while True:
-            while text[i] in ws:
-                i += 1
-            if text[i] == "}":
-                return out, i
+        i = skip(0)
+        if text[i] != "{":
+            raise CliError(f"{where}: not a JSON object")
+        i = skip(i + 1)
+        while text[i] != "}":
             if out:
-                if text[i] != ",":
-                    raise ValueError("expected ','")
-                i += 1
-                while text[i] in ws:
-                    i += 1
+                i = expect(i, ",")
             key_start = i
             key, i = decoder.raw_decode(text, i)
-            while text[i] in ws:
-                i += 1
-            if text[i] != ":":
-                raise ValueError("expected ':'")
-            i += 1
-            while text[i] in ws:
-                i += 1
-            value_start = i
-            _, i = decoder.raw_decode(text, i)
+            value_start = expect(skip(i), ":")
+            _, i = decoder.raw_decode(text, value_start)
             out.append((str(key), key_start, value_start, i))
+            i = skip(i)
+        return out, i
     except (ValueError, IndexError) as e:
         raise CliError(f"{where}: unreadable JSON ({e})") from None
 

@@ -265,7 +265,7 @@ def _tool_calls(b: _Rules, t: ToolFormat, names: tuple[str, ...], parallel: bool
         start = b.marker("section_start", t.section_start)
         close = b.marker("section_end", t.section_end) if t.section_end.strip() else ""
         b.rules["tool_calls"] = _seq(start, calls, close)
-    else:     # a section end with no start is a turn marker (``_stop_patterns``)
+    else:     # a section end with no start is a turn marker (``ir.stop_markers``)
         b.rules["tool_calls"] = calls
     if t.style == "json" and t.json is not None:
         _json_call(b, t, t.json, names)
