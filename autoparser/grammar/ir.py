@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from .. import markers as mk
-from ..plan import ReasoningPlan, RequestPlan, ToolPlan
+from ..plan import PerPlan, ReasoningPlan, RequestPlan, ToolPlan
 
 
 @dataclass(frozen=True)
@@ -168,7 +168,7 @@ class _Builder:
         return self.add(role, Marker(role, text)) if mk.pattern(text) else None
 
 
-def message_grammar(plan: RequestPlan) -> Grammar:
+def _message_grammar(plan: RequestPlan) -> Grammar:
     """The IR of one request's output: ``message = header? reasoning? content (calls content)? end``.
 
     Turn markers (end of turn, the assistant header) may separate the parts. The reasoning
@@ -207,6 +207,10 @@ def message_grammar(plan: RequestPlan) -> Grammar:
     parts.append(b.add("end", Seq((Turn(), End())) if stops else End()))
     rules = {"message": Seq(tuple(parts)), **b.rules}
     return Grammar(rules=rules, stops=stops, reasoning=presence, calls=calls, plan=plan)
+
+
+#: The IR of a request, built once per plan: the PEG and the GBNF printers share it.
+message_grammar: PerPlan[Grammar] = PerPlan(_message_grammar)
 
 
 def stop_markers(plan: RequestPlan, calls: ToolPlan | None) -> tuple[str, ...]:
