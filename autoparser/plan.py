@@ -94,6 +94,8 @@ class ContentPlan:
     start: str = ""
     end: str = ""
     markers: tuple[str, ...] = ()    # further wrappers around an answer that precedes calls (harmony)
+    aside_start: str = ""            # a message to another recipient (a built-in tool): set aside, not content
+    aside_end: str = ""
 
 
 @dataclass(frozen=True)
@@ -165,6 +167,8 @@ class RequestPlan:
     answer: AnswerPlan = field(default_factory=AnswerPlan)
     prefill: Prefill = field(default_factory=Prefill)
     id_prefix: str = "call_"         # ids of calls the model writes without one
+    prompt_opened: str = ""          # a call start the prompt ends with (Functionary v3.2 ``>>>``): the output
+                                     # begins after it, with a call's name or the rest of the answer's start
 
     @property
     def recognised(self) -> tuple[str, ...]:
@@ -192,9 +196,27 @@ def make_plan(analysis: Analysis, options: RequestOptions, *, prompt: str, eos_t
         content_start, content_end = "```json", "```"   # a fenced JSON answer: the fence is a marker
     return RequestPlan(
         template=a.template, analysis=a, prompt=prompt, options=options, reasoning=reasoning,
-        content=ContentPlan(content_start, content_end, a.content.in_tool_turns),
+        content=ContentPlan(content_start, content_end, _wrappers(a.content.in_tool_turns, reasoning),
+                            a.content.aside_start, a.content.aside_end),
         stops=tuple(dict.fromkeys([*a.end_of_turn, *eos])), assistant_header=a.assistant_header,
-        tools=tools, answer=answer, prefill=_prefill(options, reasoning), id_prefix=id_prefix)
+        tools=tools, answer=answer, prefill=_prefill(options, reasoning), id_prefix=id_prefix,
+        prompt_opened=_prompt_opened(a.tools, prompt))
+
+
+def _prompt_opened(t: ToolFormat, prompt: str) -> str:
+    """The call start the prompt ends with, if any (calls with a section have it opened by the section)."""
+    start = t.call_start.strip()
+    return start if t.style != "none" and start and not t.section_start.strip() and prompt.endswith(start) else ""
+
+
+def _wrappers(markers: tuple[str, ...], reasoning: ReasoningPlan) -> tuple[str, ...]:
+    """The answer's wrapper markers, without those that open or close reasoning when the reasoning is kept
+    in the content (reasoning_format "none"): there its markers stay with it, as ``<think>`` does."""
+    start, end = reasoning.start.strip(), reasoning.end.strip()
+    if reasoning.extract or reasoning.off or not (start or end):
+        return markers
+    return tuple(m for m in markers if not ((start and start.startswith(m.strip()))
+                                            or (end and m.strip().startswith(end))))
 
 
 def _schemas(tools: tuple[dict[str, Any], ...] | None) -> dict[str, Mapping[str, Any]]:
@@ -272,6 +294,10 @@ def _reasoning_plan(a: Analysis, options: RequestOptions, prompt: str, start: St
     final = options.final_assistant
     if final is not None and not final.get("content") and any(final.get(k) for k in _REASONING_KEYS):
         open_, off = True, False   # the model goes on with the reasoning it started
+    elif final is not None and _answer_text(final.get("content"), r.start):
+        # the model goes on with the answer it started, which the template may print inside the block
+        # it opens for every answer (Nemotron-Nano-v2: "<think>\nHello, ")
+        open_, prefix = False, ""
     extract = options.reasoning_format != "none" and not off
     return ReasoningPlan(start=r.start, end=r.end, extract=extract, open_at_start=open_, inline_prefix=prefix,
                          off=off, strip_stray=off and options.reasoning_format != "none",
@@ -279,6 +305,11 @@ def _reasoning_plan(a: Analysis, options: RequestOptions, prompt: str, start: St
                          unopened=extract and not open_ and r.mode == "tagged" and bool(r.start.strip())
                          and bool(r.end.strip()) and not options.continue_final_message
                          and (r.scope == "always" or _switched_on(r.on_kwargs, options.chat_template_kwargs)))
+
+
+def _answer_text(content: Any, start: str) -> bool:
+    """Answer text that holds no reasoning opener of its own."""
+    return isinstance(content, str) and bool(content.strip()) and not (start.strip() and start.strip() in content)
 
 
 def _switched_on(on: Mapping[str, Any], kwargs: Mapping[str, Any]) -> bool:

@@ -55,11 +55,15 @@ SPECIALS: tuple[Special, ...] = (
             "(' to=functions.NAME<|channel|>commentary json<|message|>', '<|channel|>commentary "
             "to=functions.NAME <|constrain|>json<|message|>'), one message per call (<|start|>assistant before "
             "each), a preamble on the commentary channel, and may stop a message at <|end|>; the template renders "
-            "one spelling only (llama.cpp gpt-oss vectors, SGLang gpt_oss detector, Dynamo harmony fixtures)",
+            "one spelling only (llama.cpp gpt-oss vectors, SGLang gpt_oss detector, Dynamo harmony fixtures). A "
+            "message to a built-in tool (' to=python', ' to=container.exec', ' to=browser.search') is neither "
+            "content nor a call of the request (llama.cpp drops it: gpt-oss vectors 13, 14): it is set aside",
         needles=("<|start|>assistant to=", "<|channel|>commentary", "<|message|>", "<|call|>"), when_style="tagged",
         tool_fields=(("section_start", ""), ("call_start", " to=functions."), ("name_prefix", ""),
                      ("name_suffix", mk.HEADER + "<|message|>")),
         reasoning_fields=(("end", "<|end|>"),),
+        content_fields=(("aside_start", " to=" + mk.NAME_WILDCARD + mk.HEADER + "<|message|>"),
+                        ("aside_end", "<|call|>")),
         markers=("<|channel|>commentary<|message|>", "<|channel|>final" + mk.HEADER + "<|message|>",
                  "<|channel|>commentary to=assistant", "<|channel|>commentary", "<|channel|>analysis",
                  "<|start|>assistant", "<|start|>", "<|end|>"),
