@@ -13,6 +13,7 @@ The plan sits between the analysis (what the template writes) and the consumers
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import weakref
 from collections.abc import Callable, Mapping
@@ -112,6 +113,7 @@ class Opener:
     role: OpenerRole = ""
     marker: str = ""
     exact: str = ""
+    loose: str = ""    # the engine's pattern: also a call object written with Python literals ({'name': ...})
 
 
 @dataclass(frozen=True)
@@ -359,6 +361,13 @@ def _prefill(options: RequestOptions, reasoning: ReasoningPlan) -> Prefill:
 # ---------------------------------------------------------------- where calls open
 def opener(a: Analysis, names: tuple[str, ...]) -> Opener:
     """Where the calls open: the marker (or marker-less start) and the regex that finds it."""
+    strict = _opener(a, names, python=False)
+    if a.tools.style != "json":
+        return strict
+    return dataclasses.replace(strict, loose=_opener(a, names, python=True).pattern)
+
+
+def _opener(a: Analysis, names: tuple[str, ...], python: bool) -> Opener:
     t = a.tools
     if t.section_start.strip():
         return Opener(mk.pattern(t.section_start) + section_lookahead(t, names), "section_start",
@@ -366,7 +375,7 @@ def opener(a: Analysis, names: tuple[str, ...]) -> Opener:
     if t.call_start.strip():
         # the name prefix must follow: "<|channel|>" alone also opens reasoning and content
         named = bool(t.name_prefix.strip()) and t.id_position != "before_name"
-        ahead = r"(?=\s*" + name_prefix_pattern(t) + ")" if named else ""
+        ahead = r"(?=\s*" + name_prefix_pattern(t, python) + ")" if named else ""
         if named and _collides(t.call_start, a):
             both = t.call_start + " " + t.name_prefix
             return Opener(mk.pattern(t.call_start) + ahead, "call_name", both,
@@ -374,7 +383,7 @@ def opener(a: Analysis, names: tuple[str, ...]) -> Opener:
         return Opener(mk.pattern(t.call_start) + ahead, "call_start", t.call_start,
                       _exact(mk.tokens(t.call_start)[0]))
     if t.style == "json":
-        return Opener(json_trigger(t, names))
+        return Opener(json_trigger(t, names, python))
     if t.style == "tagged" and t.name_prefix.strip():
         return Opener(mk.pattern(t.name_prefix), "name_prefix", t.name_prefix, _exact(mk.tokens(t.name_prefix)[0]))
     if t.style == "tagged" and t.args == "literal" and t.literal is not None and names:
@@ -383,28 +392,33 @@ def opener(a: Analysis, names: tuple[str, ...]) -> Opener:
     return Opener()
 
 
-def json_trigger(t: ToolFormat, names: tuple[str, ...]) -> str:
-    """The regex that opens a marker-less JSON call."""
+def json_trigger(t: ToolFormat, names: tuple[str, ...], python: bool = False) -> str:
+    """The regex that opens a marker-less JSON call (``python``: also written with Python literals)."""
+    q = "[\"']" if python else '"'
     if t.json is not None and t.json.name_is_key:
-        alts = "|".join(re.escape(n) for n in names) or r"[^\"]+"
-        return r"\{\s*\"(?:" + alts + r")\"\s*:"
+        alts = "|".join(re.escape(n) for n in names) or (r"[^\"']+" if python else r"[^\"]+")
+        return r"\{\s*" + q + "(?:" + alts + ")" + q + r"\s*:"
     if names and t.name_prefix.rstrip().endswith(":"):
         # with no marker, only a declared tool's name makes a JSON object a call
         # (a name cut off by the end of the output still opens the call: it is truncated)
-        return name_prefix_pattern(t) + r"(?=\"" + mk.tool_name(names)[len(r"(?<!\w)"):] + r"\"|\"[^\"\n]*\Z)"
-    return name_prefix_pattern(t)
+        rest = r"[^\"'\n]*\Z" if python else r"[^\"\n]*\Z"
+        return name_prefix_pattern(t, python) + "(?=" + q + mk.tool_name(names)[len(r"(?<!\w)"):] + q + \
+            "|" + q + rest + ")"
+    return name_prefix_pattern(t, python)
 
 
-def name_prefix_pattern(t: ToolFormat) -> str:
+def name_prefix_pattern(t: ToolFormat, python: bool = False) -> str:
     """The name prefix as a regex; in a JSON call, whitespace may also sit inside the JSON
-    punctuation (``{\\n  "name":``, as indented JSON is written)."""
+    punctuation (``{\\n  "name":``, as indented JSON is written); ``python``: its quotes may also
+    be single (a call object written with Python literals, ``{'name': ...}``)."""
     if t.style != "json":
         return mk.pattern(t.name_prefix)
     out = []
     for ch in t.name_prefix.strip():
         if ch.isspace():
             continue
-        out.append((r"\s*" if ch == ":" else "") + re.escape(ch) + (r"\s*" if ch in "{[:," else ""))
+        piece = "[\"']" if python and ch == '"' else re.escape(ch)
+        out.append((r"\s*" if ch == ":" else "") + piece + (r"\s*" if ch in "{[:," else ""))
     return "".join(out)
 
 

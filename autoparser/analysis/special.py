@@ -77,6 +77,13 @@ SPECIALS: tuple[Special, ...] = (
         content_fields=(("start", "<answer>\n"), ("end", "</answer>")),
     ),
     Special(
+        name="xlam",
+        why="xLAM models also wrap their JSON call list in other families' markers: [TOOL_CALLS] before it, "
+            "<tool_call>…</tool_call> around it; the templates render the bare list (vLLM xlam tool parser tests)",
+        needles=("xLAM",), when_style="json",
+        markers=("[TOOL_CALLS]", "<tool_call>", "</tool_call>"),
+    ),
+    Special(
         name="llama3-python-tag",
         why="Llama 3.x tokenizers declare <|python_tag|>, which the model writes before a JSON call; templates "
             "render custom-tool calls without it (vLLM llama3_json, SGLang llama32 detector tests)",
@@ -94,10 +101,11 @@ SPECIALS: tuple[Special, ...] = (
 
 
 def apply_special(analysis: Analysis, renderer: Renderer) -> Analysis:
-    """Fill in what rendering could not show, for the families listed in ``SPECIALS``."""
+    """Fill in what rendering could not show, for the families listed in ``SPECIALS`` (each entry that
+    applies adds its facts, in order: xLAM's Llama template also has Llama's ``<|python_tag|>``)."""
+    out = analysis
     for special in SPECIALS:
         if special.applies(analysis, renderer.source):
-            out = analysis
             if special.tools is not None:
                 out = dataclasses.replace(out, tools=special.tools)
             tool_fields: dict[str, Any] = dict(special.tool_fields)
@@ -114,6 +122,6 @@ def apply_special(analysis: Analysis, renderer: Renderer) -> Analysis:
                 out = dataclasses.replace(out, content=dataclasses.replace(
                     out.content, in_tool_turns=(*out.content.in_tool_turns, *extra)))
             # ``handler`` names an entry that supplies the whole call format; markers alone are a note
-            return dataclasses.replace(out, handler=special.name if special.tools is not None else analysis.handler,
-                                       notes=(*analysis.notes, f"special: {special.name}: {special.why}"))
-    return analysis
+            out = dataclasses.replace(out, handler=special.name if special.tools is not None else out.handler,
+                                      notes=(*out.notes, f"special: {special.name}: {special.why}"))
+    return out

@@ -92,7 +92,7 @@ def _compile(plan: RequestPlan) -> _Tables:
             # a section or call opener is consumed; a name or a JSON object starts the call itself
             kind = {"section_start": "tsection", "call_start": "tcall", "call_name": "tcall"}.get(
                 op.role, "tname")
-            named.append((kind, op.pattern))
+            named.append((kind, op.loose or op.pattern))
             if not op.role and t.style == "tagged":
                 named_call = mk.compile_source(op.pattern)
             if _implied_section(t):
@@ -149,9 +149,18 @@ def _split_header(marker: str) -> tuple[str, str]:
 
 
 def _resync(t: ToolFormat | None) -> regex.Pattern[str] | None:
-    if t is None or not t.section_start.strip() or not t.call_start.strip():
+    """After a broken call in a section: the next call's start or the section's end. A JSON array's
+    next call is its separator and the start of a call object (``, {"name":``): the separator is
+    consumed (``sep``), the call object starts the next call."""
+    if t is None or not t.section_start.strip():
         return None
-    return mk.compile_any([("next", "|".join(mk.pattern(x) for x in (t.call_start, t.section_end) if x.strip()))])
+    ends = [mk.pattern(t.section_end)] if t.section_end.strip() else []
+    if t.call_start.strip():
+        return mk.compile_any([("next", "|".join([mk.pattern(t.call_start), *ends]))])
+    if t.style == "json" and t.separator.strip() and t.name_prefix.strip():
+        return mk.compile_any([("sep", mk.pattern(t.separator) + r"\s*(?=" + name_prefix_pattern(t, True) + ")"),
+                               ("next", "|".join(ends))])
+    return None
 
 
 def _call_marker(plan: RequestPlan) -> regex.Pattern[str] | None:
@@ -711,6 +720,8 @@ class Engine:
         self.pos = m.start()
         if m.partial or (not final and m.end() == len(self.buf)):
             return
+        if m.lastgroup == "sep":
+            self.pos = m.end()
         self._boundary()
         self.state = "tools"
 
@@ -745,6 +756,8 @@ class Engine:
             # the text did not fit the format: keep it as content
             self.warn("tool call did not match the format; kept as content")
             self._content(self.buf[reader.origin:self.pos], raw=True)
+            if self._in_section and self._t.resync is not None:
+                self.state = "resync"   # a later call of the same section is still a call
             return
         t = self.tools
         assert t is not None
