@@ -48,13 +48,15 @@ def _token_pattern(token: str) -> str:
 
 # a special token inside a piece (``:0<|tool_call_argument_begin|>``): models put whitespace around it too
 _SPECIAL = regex.compile(r"(<\|[^|<>\s]+\|>|<｜[^｜<>\s]+｜>)")
+# a code fence glued after other text (``]```): markdown starts a fence on a line of its own
+_FENCE = regex.compile(r"(?<=[^`])(?=```)")
 
 
 @functools.lru_cache(maxsize=4096)
 def pattern(marker: str) -> str:
     """Regex source for a marker: its pieces with optional whitespace between them and around the
     special tokens inside them."""
-    pieces = [p for t in tokens(marker) for p in _SPECIAL.split(t) if p]
+    pieces = [q for t in tokens(marker) for p in _SPECIAL.split(t) for q in _FENCE.split(p) if q]
     return r"\s*".join(_token_pattern(p) for p in pieces)
 
 

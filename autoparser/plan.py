@@ -13,6 +13,7 @@ The plan sits between the analysis (what the template writes) and the consumers
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import weakref
 from collections.abc import Callable, Mapping
@@ -94,6 +95,8 @@ class ContentPlan:
     start: str = ""
     end: str = ""
     markers: tuple[str, ...] = ()    # further wrappers around an answer that precedes calls (harmony)
+    aside_start: str = ""            # a message to another recipient (a built-in tool): set aside, not content
+    aside_end: str = ""
 
 
 @dataclass(frozen=True)
@@ -110,6 +113,7 @@ class Opener:
     role: OpenerRole = ""
     marker: str = ""
     exact: str = ""
+    loose: str = ""    # the engine's pattern: also a call object written with Python literals ({'name': ...})
 
 
 @dataclass(frozen=True)
@@ -165,6 +169,8 @@ class RequestPlan:
     answer: AnswerPlan = field(default_factory=AnswerPlan)
     prefill: Prefill = field(default_factory=Prefill)
     id_prefix: str = "call_"         # ids of calls the model writes without one
+    prompt_opened: str = ""          # a call start the prompt ends with (Functionary v3.2 ``>>>``): the output
+                                     # begins after it, with a call's name or the rest of the answer's start
 
     @property
     def recognised(self) -> tuple[str, ...]:
@@ -192,9 +198,27 @@ def make_plan(analysis: Analysis, options: RequestOptions, *, prompt: str, eos_t
         content_start, content_end = "```json", "```"   # a fenced JSON answer: the fence is a marker
     return RequestPlan(
         template=a.template, analysis=a, prompt=prompt, options=options, reasoning=reasoning,
-        content=ContentPlan(content_start, content_end, a.content.in_tool_turns),
+        content=ContentPlan(content_start, content_end, _wrappers(a.content.in_tool_turns, reasoning),
+                            a.content.aside_start, a.content.aside_end),
         stops=tuple(dict.fromkeys([*a.end_of_turn, *eos])), assistant_header=a.assistant_header,
-        tools=tools, answer=answer, prefill=_prefill(options, reasoning), id_prefix=id_prefix)
+        tools=tools, answer=answer, prefill=_prefill(options, reasoning), id_prefix=id_prefix,
+        prompt_opened=_prompt_opened(a.tools, prompt))
+
+
+def _prompt_opened(t: ToolFormat, prompt: str) -> str:
+    """The call start the prompt ends with, if any (calls with a section have it opened by the section)."""
+    start = t.call_start.strip()
+    return start if t.style != "none" and start and not t.section_start.strip() and prompt.endswith(start) else ""
+
+
+def _wrappers(markers: tuple[str, ...], reasoning: ReasoningPlan) -> tuple[str, ...]:
+    """The answer's wrapper markers, without those that open or close reasoning when the reasoning is kept
+    in the content (reasoning_format "none"): there its markers stay with it, as ``<think>`` does."""
+    start, end = reasoning.start.strip(), reasoning.end.strip()
+    if reasoning.extract or reasoning.off or not (start or end):
+        return markers
+    return tuple(m for m in markers if not ((start and start.startswith(m.strip()))
+                                            or (end and m.strip().startswith(end))))
 
 
 def _schemas(tools: tuple[dict[str, Any], ...] | None) -> dict[str, Mapping[str, Any]]:
@@ -272,6 +296,10 @@ def _reasoning_plan(a: Analysis, options: RequestOptions, prompt: str, start: St
     final = options.final_assistant
     if final is not None and not final.get("content") and any(final.get(k) for k in _REASONING_KEYS):
         open_, off = True, False   # the model goes on with the reasoning it started
+    elif final is not None and _answer_text(final.get("content"), r.start):
+        # the model goes on with the answer it started, which the template may print inside the block
+        # it opens for every answer (Nemotron-Nano-v2: "<think>\nHello, ")
+        open_, prefix = False, ""
     extract = options.reasoning_format != "none" and not off
     return ReasoningPlan(start=r.start, end=r.end, extract=extract, open_at_start=open_, inline_prefix=prefix,
                          off=off, strip_stray=off and options.reasoning_format != "none",
@@ -279,6 +307,11 @@ def _reasoning_plan(a: Analysis, options: RequestOptions, prompt: str, start: St
                          unopened=extract and not open_ and r.mode == "tagged" and bool(r.start.strip())
                          and bool(r.end.strip()) and not options.continue_final_message
                          and (r.scope == "always" or _switched_on(r.on_kwargs, options.chat_template_kwargs)))
+
+
+def _answer_text(content: Any, start: str) -> bool:
+    """Answer text that holds no reasoning opener of its own."""
+    return isinstance(content, str) and bool(content.strip()) and not (start.strip() and start.strip() in content)
 
 
 def _switched_on(on: Mapping[str, Any], kwargs: Mapping[str, Any]) -> bool:
@@ -328,6 +361,13 @@ def _prefill(options: RequestOptions, reasoning: ReasoningPlan) -> Prefill:
 # ---------------------------------------------------------------- where calls open
 def opener(a: Analysis, names: tuple[str, ...]) -> Opener:
     """Where the calls open: the marker (or marker-less start) and the regex that finds it."""
+    strict = _opener(a, names, python=False)
+    if a.tools.style != "json":
+        return strict
+    return dataclasses.replace(strict, loose=_opener(a, names, python=True).pattern)
+
+
+def _opener(a: Analysis, names: tuple[str, ...], python: bool) -> Opener:
     t = a.tools
     if t.section_start.strip():
         return Opener(mk.pattern(t.section_start) + section_lookahead(t, names), "section_start",
@@ -335,7 +375,7 @@ def opener(a: Analysis, names: tuple[str, ...]) -> Opener:
     if t.call_start.strip():
         # the name prefix must follow: "<|channel|>" alone also opens reasoning and content
         named = bool(t.name_prefix.strip()) and t.id_position != "before_name"
-        ahead = r"(?=\s*" + name_prefix_pattern(t) + ")" if named else ""
+        ahead = r"(?=\s*" + name_prefix_pattern(t, python) + ")" if named else ""
         if named and _collides(t.call_start, a):
             both = t.call_start + " " + t.name_prefix
             return Opener(mk.pattern(t.call_start) + ahead, "call_name", both,
@@ -343,7 +383,7 @@ def opener(a: Analysis, names: tuple[str, ...]) -> Opener:
         return Opener(mk.pattern(t.call_start) + ahead, "call_start", t.call_start,
                       _exact(mk.tokens(t.call_start)[0]))
     if t.style == "json":
-        return Opener(json_trigger(t, names))
+        return Opener(json_trigger(t, names, python))
     if t.style == "tagged" and t.name_prefix.strip():
         return Opener(mk.pattern(t.name_prefix), "name_prefix", t.name_prefix, _exact(mk.tokens(t.name_prefix)[0]))
     if t.style == "tagged" and t.args == "literal" and t.literal is not None and names:
@@ -352,28 +392,33 @@ def opener(a: Analysis, names: tuple[str, ...]) -> Opener:
     return Opener()
 
 
-def json_trigger(t: ToolFormat, names: tuple[str, ...]) -> str:
-    """The regex that opens a marker-less JSON call."""
+def json_trigger(t: ToolFormat, names: tuple[str, ...], python: bool = False) -> str:
+    """The regex that opens a marker-less JSON call (``python``: also written with Python literals)."""
+    q = "[\"']" if python else '"'
     if t.json is not None and t.json.name_is_key:
-        alts = "|".join(re.escape(n) for n in names) or r"[^\"]+"
-        return r"\{\s*\"(?:" + alts + r")\"\s*:"
+        alts = "|".join(re.escape(n) for n in names) or (r"[^\"']+" if python else r"[^\"]+")
+        return r"\{\s*" + q + "(?:" + alts + ")" + q + r"\s*:"
     if names and t.name_prefix.rstrip().endswith(":"):
         # with no marker, only a declared tool's name makes a JSON object a call
         # (a name cut off by the end of the output still opens the call: it is truncated)
-        return name_prefix_pattern(t) + r"(?=\"" + mk.tool_name(names)[len(r"(?<!\w)"):] + r"\"|\"[^\"\n]*\Z)"
-    return name_prefix_pattern(t)
+        rest = r"[^\"'\n]*\Z" if python else r"[^\"\n]*\Z"
+        return name_prefix_pattern(t, python) + "(?=" + q + mk.tool_name(names)[len(r"(?<!\w)"):] + q + \
+            "|" + q + rest + ")"
+    return name_prefix_pattern(t, python)
 
 
-def name_prefix_pattern(t: ToolFormat) -> str:
+def name_prefix_pattern(t: ToolFormat, python: bool = False) -> str:
     """The name prefix as a regex; in a JSON call, whitespace may also sit inside the JSON
-    punctuation (``{\\n  "name":``, as indented JSON is written)."""
+    punctuation (``{\\n  "name":``, as indented JSON is written); ``python``: its quotes may also
+    be single (a call object written with Python literals, ``{'name': ...}``)."""
     if t.style != "json":
         return mk.pattern(t.name_prefix)
     out = []
     for ch in t.name_prefix.strip():
         if ch.isspace():
             continue
-        out.append((r"\s*" if ch == ":" else "") + re.escape(ch) + (r"\s*" if ch in "{[:," else ""))
+        piece = "[\"']" if python and ch == '"' else re.escape(ch)
+        out.append((r"\s*" if ch == ":" else "") + piece + (r"\s*" if ch in "{[:," else ""))
     return "".join(out)
 
 

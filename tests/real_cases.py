@@ -42,6 +42,7 @@ class Case:
     tools: list[dict[str, Any]] | None = field(default_factory=lambda: WEATHER)
     thinking: bool | None = None             # chat_template_kwargs enable_thinking
     messages: list[dict[str, Any]] | None = None
+    options: dict[str, Any] = field(default_factory=dict)   # further ``apply`` arguments (reasoning_format, ...)
 
 
 @functools.cache
@@ -62,7 +63,7 @@ def request(case: Case) -> Any:
     if case.thinking is not None:
         kwargs["chat_template_kwargs"] = {"enable_thinking": case.thinking}
     messages = case.messages or [{"role": "user", "content": "What's the weather like? Use the tools if needed."}]
-    return template(case.template).apply(messages, tools=case.tools, **kwargs)
+    return template(case.template).apply(messages, tools=case.tools, **kwargs, **case.options)
 
 
 def _norm(s: str | None) -> str:

@@ -38,10 +38,7 @@ KEY: list[str] = [line.strip() for line in KEY_FILE.read_text(encoding="utf-8").
                   if line.strip() and not line.startswith("#")] if KEY_FILE and KEY_FILE.is_file() else []
 
 # key template -> why its one-call turn does not parse back yet (strict xfail)
-KNOWN_KEY: dict[str, str] = {
-    "meetkai-functionary-medium-v3.2.jinja": "analysis: the generation prompt ends with the call opener '>>>'; "
-                                             "the first call has no name prefix and reads as content",
-}
+KNOWN_KEY: dict[str, str] = {}
 
 
 @dataclass

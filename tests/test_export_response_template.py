@@ -58,8 +58,6 @@ REFUSED_KEY = {
     "Apertus-8B-Instruct.jinja": "name-as-key",
     "MiniMax-M3.jinja": "nested-tagged",
     "meetkai-functionary-medium-v3.2.jinja": "no-call-opener",
-    # its template reads a `functions` variable nobody passes: no conversation renders (AnalysisError)
-    "fireworks-ai-llama-3-firefunction-v2.jinja": "unreadable",
 }
 MIN_KEY_EXPORTED = 60
 # key templates whose exported response_template reads some turns differently from req.parse (strict:

@@ -7,11 +7,15 @@
   marked truncated.
 * Numbers and booleans in tagged formats are typed by the tool's schema.
 * Indented JSON: see ``test_real_whitespace.py``.
+* A call object written as a Python literal in a JSON format (``{'name': 'f', 'arguments':
+  {'x': True}}``, the first key single-quoted) is read as one and its arguments turned into JSON
+  (``runtime/calls.py`` ``JsonCallReader``; the engine's opener also takes single quotes,
+  ``plan.Opener.loose``; a warning says so). Prose holding such a literal naming no tool stays text.
 
 Cases: vLLM ``test_granite4_tool_parser.py`` (JSON-encoded string arguments),
 ``test_qwen3coder_tool_parser.py`` (typed parameters); Dynamo parity fixtures (TOOLCALLING
-batch 5: truncation); SGLang ``test_function_call_parser.py`` (trailing commas).
-Not accepted yet: Python-literal call objects (``{'name': ...}``) in a JSON format (README).
+batch 5: truncation); SGLang ``test_function_call_parser.py`` (trailing commas); Python-literal
+objects: the Hermes / Mistral / Llama 3.2 outputs of the peers' tests written with Python quotes.
 """
 
 from __future__ import annotations
@@ -47,6 +51,20 @@ CASES = [
     Case("vllm-granite4#06", "ibm-granite-granite-4.0.jinja",
          '<tool_call> {"name": "get_weather", "arguments": "{\\"location\\": \\"NYC\\", \\"days\\": 2}"} </tool_call>',
          content="", calls=[("get_weather", {"location": "NYC", "days": 2})], tools=TOOLS),
+    # Python-literal call objects in JSON formats
+    Case("python-literal-hermes", "NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja",
+         "<tool_call>\n{'name': 'get_weather', 'arguments': {'location': 'Paris', 'metric': True, 'days': None}}\n"
+         "</tool_call>", content="", calls=[("get_weather", {"location": "Paris", "metric": True, "days": None})],
+         tools=TOOLS),
+    Case("python-literal-mistral-list", "mistralai-Mistral-Nemo-Instruct-2407.jinja",
+         "[TOOL_CALLS][{'name': 'get_weather', 'arguments': {'location': 'Paris'}}, "
+         '{"name": "get_time", "arguments": {"timezone": "EST"}}]',
+         content="", calls=[("get_weather", {"location": "Paris"}), ("get_time", {"timezone": "EST"})]),
+    Case("python-literal-llama-bare", "meta-llama-Llama-3.2-3B-Instruct.jinja",
+         "{'name': 'get_weather', 'parameters': {'location': \"Paris'\"}}",
+         content="", calls=[("get_weather", {"location": "Paris'"})]),
+    Case("python-literal-in-prose", "meta-llama-Llama-3.2-3B-Instruct.jinja",
+         "I think {'name': 'nothing'} is fine.", content="I think {'name': 'nothing'} is fine.", calls=[]),
 ]
 
 

@@ -8,9 +8,8 @@ entry in ``analysis/special.py`` ("harmony": tool/reasoning fields and recognise
 the name suffix uses ``markers.HEADER``, a bounded wildcard for header fields in any order.
 
 Cases: llama.cpp ``test-chat.cpp`` gpt-oss vectors; SGLang ``test_gpt_oss_detector.py``;
-Dynamo ``tests/parity/toolcalling/fixtures/harmony``. Not accepted (policy, README): a call to a
-built-in recipient (``to=python``, ``to=container.exec``) with no such tool is kept as text,
-where llama.cpp drops it.
+Dynamo ``tests/parity/toolcalling/fixtures/harmony``. A message to a built-in recipient
+(``to=python``, ``to=container.exec``) is set aside: ``test_real_families.py``.
 """
 
 from __future__ import annotations
@@ -63,9 +62,3 @@ CASES = [
 def test_harmony_headers(case: Case) -> None:
     check(case)
 
-
-def test_builtin_recipient_stays_text() -> None:
-    """No ``python`` tool declared: the call to the built-in is not a call and its text is kept."""
-    check(Case("llamacpp-gpt-oss#14", T, "<|channel|>analysis<|message|>I will run it<|end|><|start|>assistant"
-               "<|channel|>commentary to=python <|constrain|>code<|message|>print(1)",
-               reasoning="I will run it", calls=[], tools=None))

@@ -1,8 +1,12 @@
 """Rule 9: malformed output; and the property test over rendered outputs with real deviations.
 
 * A valid call after a broken one is still a call: inside a section, the broken call's rest is
-  content up to the next call start or the section's end (``Engine._step_resync``); a tagged
-  value whose end marker is missing ends where the next argument begins.
+  content up to the next call start or the section's end (``Engine._step_resync``); in a JSON
+  array the next call starts at a separator followed by a call object (``, {"name":``), whether
+  the broken object was announced or not; a tagged value whose end marker is missing ends where
+  the next argument begins.
+* A marker cut off by the end of the output (a call's close ``\n```<｜tool▁call▁end｜>`` stopped
+  after the fence, a header stopped before ``<|message|>``) is that marker, not content.
 * The broken text stays content; nothing raises; ``stream`` equals ``parse``.
 
 The hypothesis test (derandomized, bounded) takes the rendered one- and two-call turns of every
@@ -12,7 +16,9 @@ the final closer left out, text after the calls) and checks that the calls are s
 and that streaming in random chunks gives exactly the parsed message.
 
 Cases: vLLM ``test_qwen3coder_tool_parser.py`` (missing ``</parameter>``); SGLang
-``test_kimik2_detector.py`` (a malformed call before a valid one).
+``test_kimik2_detector.py`` (a malformed call before a valid one); Dynamo parity fixtures
+(``jamba``/``mistral`` "mixed known and unknown calls", with the first call broken;
+``deepseek_v3`` batch 9 and ``harmony`` batch 14: output cut inside a marker).
 """
 
 from __future__ import annotations
@@ -42,6 +48,25 @@ CASES = [
     Case("fixture-missing-value-end", "xml_params",
          "<tool_call>\n<function=get_weather>\n<parameter=location>\nDallas\n<parameter=unit>\nTX\n</parameter>\n"
          "</function>\n</tool_call>", content="", calls=[("get_weather", {"location": "Dallas", "unit": "TX"})]),
+    # Dynamo jamba / mistral / nemotron_deci "mixed calls", the first call broken
+    Case("dynamo-jamba#35-broken-first", "hfjs-ai21labs-AI21-Jamba-Large-1.6.jinja",
+         '<tool_calls>[{"name": "get_weather", "arguments": {"location": }}, {"name": "get_time", "arguments": '
+         '{"timezone": "EST"}}]</tool_calls> done', content='"location": }} done',
+         calls=[("get_weather", {}), ("get_time", {"timezone": "EST"})]),
+    Case("dynamo-jamba#35-junk-after-args", "hfjs-ai21labs-AI21-Jamba-Large-1.6.jinja",
+         '<tool_calls>[{"name": "get_weather", "arguments": {"location": "x"} oops}, {"name": "get_time", '
+         '"arguments": {"timezone": "EST"}}]</tool_calls>', content="oops}",
+         calls=[("get_weather", {"location": "x"}), ("get_time", {"timezone": "EST"})]),
+    Case("dynamo-mistral#35-broken-first", "mistralai-Mistral-Nemo-Instruct-2407.jinja",
+         '[TOOL_CALLS][{"name": "get_weather", "arguments": {"location": }}, {"name": "get_time", "arguments": '
+         '{"timezone": "EST"}}]', content='{"name": "get_weather", "arguments": {"location": }}',
+         calls=[("get_time", {"timezone": "EST"})]),
+    # output cut inside a marker
+    Case("dynamo-deepseek_v3#09", "vllm-tool_chat_template_deepseekv3.jinja",
+         '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{"location": "NYC"}\n```',
+         content="", calls=[("get_weather", {"location": "NYC"})]),
+    Case("dynamo-harmony#14", "openai-gpt-oss-120b.jinja",
+         "<|channel|>commentary to=functions.get_time <|constrain|>json", content="", calls=[("get_time", {})]),
     # vLLM test_qwen3coder_tool_parser: missing </parameter> after the first parameter
     Case("vllm-qwen3_xml#10", "Qwen3-Coder.jinja",
          "Let me check the weather for you:\n<tool_call>\n<function=get_weather>\n<parameter=location>\nDallas\n"

@@ -8,13 +8,17 @@
 
 * Tokens a tokenizer declares and the model writes, which no template renders, are facts in
   ``analysis/special.py`` (data keyed by a source fingerprint): Llama 3.x's ``<|python_tag|>``
-  before a JSON call, Llama 4's ``<|python_start|>…<|python_end|>`` around a pythonic list.
+  before a JSON call, Llama 4's ``<|python_start|>…<|python_end|>`` around a pythonic list, and
+  the other families' wrappers xLAM writes around its bare call list (``[TOOL_CALLS]``,
+  ``<tool_call>…</tool_call>``). Every entry that applies adds its facts (xLAM's Llama template
+  also has ``<|python_tag|>``).
 * Separators between calls the template never shows (``;``, ``,``) are skipped when another
   call follows them (``runtime/engine.py`` ``_LOOSE_SEPARATORS``); otherwise they stay text.
 
 Cases: Dynamo ``tests/parity/reasoning/fixtures/nemotron_deci``; SGLang
 ``test_reasoning_parser.py`` (Gemma 4 ``<|channel>thought``), ``test_llama32_detector.py``;
-vLLM ``test_llama3_json_tool_parser.py``, ``test_llama4_pythonic_tool_parser.py``.
+vLLM ``test_llama3_json_tool_parser.py``, ``test_llama4_pythonic_tool_parser.py``,
+``test_xlam_tool_parser.py``.
 """
 
 from __future__ import annotations
@@ -52,6 +56,9 @@ def test_stripped_closer_is_read_from_source() -> None:
     assert stripped_closer('{{ x.split("</answer>") }}') is None
 
 
+XLAM = "vllm-tool_chat_template_xlam_llama.jinja"
+XLAM_TOOLS = [{"type": "function", "function": {"name": "get_current_weather", "description": "d", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}, "state": {"type": "string"}}}}}]
 SEARCH = ('{"name": "search", "parameters": {"query": "restaurants"}}')
 WEATHER = ('{"name": "get_weather", "parameters": {"location": "Beijing"}}')
 CALLS = [
@@ -72,6 +79,15 @@ CALLS = [
          '{"name": "search", "parameters": {"query": "test1"}} ; {"name": "get_time", "parameters": {}} ; '
          '{"name": "search", "parameters": {"query": "test2"}}', content="",
          calls=[("search", {"query": "test1"}), ("get_time", {}), ("search", {"query": "test2"})]),
+    # vLLM test_xlam_tool_parser: other families' wrappers around xLAM's bare list
+    Case("vllm-xlam#05", XLAM, "I'll check the weather for you.[TOOL_CALLS]"
+         '[{"name": "get_current_weather", "arguments": {"city": "Dallas", "state": "TX"}}]',
+         content="I'll check the weather for you.", calls=[("get_current_weather", {"city": "Dallas", "state": "TX"})],
+         tools=XLAM_TOOLS),
+    Case("vllm-xlam#06", XLAM, "I'll help you check the weather.<tool_call>"
+         '[{"name": "get_current_weather", "arguments": {"city": "Dallas", "state": "TX"}}]</tool_call>',
+         content="I'll help you check the weather.", calls=[("get_current_weather", {"city": "Dallas", "state": "TX"})],
+         tools=XLAM_TOOLS),
     # vLLM test_llama4_pythonic_tool_parser
     Case("vllm-llama4_pythonic#12", "vllm-tool_chat_template_llama4_pythonic.jinja",
          "<|python_start|>[get_weather(location='LA'), get_time(timezone='PST')]<|python_end|>",

@@ -8,11 +8,13 @@
   and after a call keeps its spaces and newlines (``"Intro.\\n<call>…</call>\\nOutro."`` gives
   ``"Intro.\\n\\nOutro."``), as vLLM and SGLang report it; the answer's own leading and trailing
   whitespace is trimmed (``runtime/engine.py`` ``_call_boundary``).
+* A code fence inside a marker (Command R+'s ``]```\n`` after the action list) is a piece of
+  its own: markdown puts a fence on a line of its own, so models write ``]\n```\n``.
 
 Cases: vLLM ``test_granite4_tool_parser.py::test_tool_call_parser_complex``; SGLang
 ``test_kimik2_detector.py::test_e2e_normal_text_between_two_tool_calls``,
 ``test_minicpm5_detector.py::test_detect_and_parse_single_call_v3``; Dynamo parity fixtures
-(``TOOLCALLING.batch.6``: whitespace inside ``{ }``).
+(``TOOLCALLING.batch.6``: whitespace inside ``{ }``); llama.cpp ``test-chat.cpp`` (Command R+ tool use).
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ import pytest
 from real_cases import Case, check, ids
 
 BBOX = ('{"name": "get_weather", "arguments": {"location": "Paris"}}')
+
+SPECIAL = [{"type": "function", "function": {"name": "special_function", "description": "a test tool", "parameters": {
+    "type": "object", "properties": {"arg1": {"type": "string", "description": "an argument"}}, "required": ["arg1"]}}}]
 
 CASES = [
     Case("fixture-around-calls", "hermes_json",
@@ -64,6 +69,13 @@ CASES = [
          '<|tool_call_argument_begin|>{"location": "Delhi"}<|tool_call_end|><|tool_calls_section_end|>',
          content="Prefix text: Now calling next:",
          calls=[("get_weather", {"location": "London"}), ("get_weather", {"location": "Delhi"})]),
+    # llama.cpp vectors: the closing fence on a line of its own (the template prints each parameter's description)
+    Case("llamacpp-command-r-plus#02", "CohereForAI-c4ai-command-r-plus-tool_use.jinja",
+         'Action:\n```json\n[{"tool_name": "special_function", "parameters": {"arg1": "1"}}]\n```',
+         content="", calls=[("special_function", {"arg1": "1"})], tools=SPECIAL),
+    Case("llamacpp-command-r-plus#02-answer-after", "CohereForAI-c4ai-command-r-plus-tool_use.jinja",
+         'Action:\n```json\n[{"tool_name": "special_function", "parameters": {"arg1": "1"}}]\n```\nDone.',
+         content="Done.", calls=[("special_function", {"arg1": "1"})], tools=SPECIAL),
 ]
 
 

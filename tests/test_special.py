@@ -23,6 +23,7 @@ NAMED = {"lfm2-pythonic": LFM2_PYTHONIC,
          "llama3-python-tag": ("meta-llama-Llama-3.2-3B-Instruct.jinja", "meta-llama-Llama-3.1-8B-Instruct.jinja"),
          "llama4-python-block": ("vllm-tool_chat_template_llama4_pythonic.jinja",),
          "harmony": ("openai-gpt-oss-120b.jinja",),
+         "xlam": ("vllm-tool_chat_template_xlam_llama.jinja", "vllm-tool_chat_template_xlam_qwen.jinja"),
          "hunyuan-a13b": ("vllm-tool_chat_template_hunyuan_a13b.jinja",)}
 TEXT = '<|tool_call_start|>[get_time(city="Paris"), toggle(enabled=True)]<|tool_call_end|>'
 TOOLS = [
@@ -73,6 +74,15 @@ def test_marker_entries_apply(entry: str, name: str) -> None:
         assert getattr(a.tools, field) == value
     for field, value in marker_entry.reasoning_fields:
         assert getattr(a.reasoning, field) == value
+    for field, value in marker_entry.content_fields:
+        assert getattr(a.content, field) == value
+
+
+def test_entries_that_apply_add_up() -> None:
+    """xLAM's Llama template is also a Llama 3 template: both entries add their facts."""
+    a = shared("vllm-tool_chat_template_xlam_llama.jinja").analysis
+    assert [n.split(":")[1].strip() for n in a.notes if n.startswith("special:")] == ["xlam", "llama3-python-tag"]
+    assert {"[TOOL_CALLS]", "<tool_call>", "</tool_call>", "<|python_tag|>"} <= set(a.content.in_tool_turns)
 
 
 @pytest.mark.parametrize("name", LFM2_PYTHONIC)

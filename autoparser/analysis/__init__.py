@@ -15,11 +15,11 @@ from ..probes import needles as N
 from ..probes.prober import Prober
 from ..render import Renderer
 from .capabilities import probe_capabilities
-from .content import analyze_content, tool_turn_wrappers
+from .content import analyze_content, recipient_start, tool_turn_wrappers
 from .model import Analysis, Capabilities, ContentFormat, ReasoningFormat, ToolFormat
 from .reasoning import analyze_reasoning, declared_tags
 from .special import apply_special
-from .tools import analyze_tools
+from .tools import analyze_tools, call_start_in_prompt
 
 log = logging.getLogger("autoparser")
 
@@ -153,13 +153,15 @@ def _analyze_unchecked(renderer: Renderer) -> Analysis:
             log.warning("%s: tool analysis failed: %s", renderer.name, e)
             tools, tool_notes = ToolFormat(), [f"tool analysis failed: {type(e).__name__}: {e}"]
         notes += tool_notes
+    gp = pr.generation_prompt()
     if tools.style != "none":
+        tools = call_start_in_prompt(tools, gp)
+        content = recipient_start(pr, content, tools.call_start, gp)
         extra = tool_turn_wrappers(pr, content, tools.section_start or tools.call_start)
         if extra:
             content = dataclasses.replace(content, in_tool_turns=extra)
     caps = dataclasses.replace(caps, reasoning=caps.reasoning or reasoning.mode != "none",
                                thinking_toggle=bool(reasoning.off_kwargs))
-    gp = pr.generation_prompt()
     analysis = Analysis(template=renderer.name, digest=renderer.digest, capabilities=caps,
                         generation_prompt=gp, reasoning=reasoning, content=content,
                         tools=tools, end_of_turn=eot, assistant_header=_header(gp, reasoning),

@@ -48,6 +48,21 @@ def analyze_content(pr: Prober) -> tuple[ContentFormat, tuple[str, ...], str]:
     return ContentFormat(start=start, end=end), eot, after
 
 
+def recipient_start(pr: Prober, content: ContentFormat, call_start: str, generation_prompt: str) -> ContentFormat:
+    """An answer headed like a call, by the call start the prompt ends with and a recipient word
+    (Functionary v3.2: ``>>>all\n`` before the answer, ``>>>NAME\n`` before a call): that is its start."""
+    start = call_start.strip()
+    if content.start or not start or not generation_prompt.endswith(start):
+        return content
+    turn = content_turn(pr)
+    if turn is None or N.ASSISTANT not in turn:
+        return content
+    head = turn[:turn.index(N.ASSISTANT)]
+    if regex.fullmatch(r"\w{1,20}\n", head) is None:
+        return content
+    return ContentFormat(start=start + head, end=content.end, in_tool_turns=content.in_tool_turns)
+
+
 def tool_turn_wrappers(pr: Prober, content: ContentFormat, call_start: str) -> tuple[str, ...]:
     """Markers around an answer written before tool calls, when they differ from the plain wrapper.
 

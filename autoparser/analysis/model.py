@@ -55,6 +55,8 @@ class ContentFormat:
     start: str = ""
     end: str = ""
     in_tool_turns: tuple[str, ...] = ()   # other wrapper markers around an answer that precedes calls (harmony)
+    aside_start: str = ""            # opens a message to a recipient that is neither the user nor a call (gpt-oss's
+    aside_end: str = ""              # built-in tools: `` to=python<|message|>``) ... and closes it
 
 
 @dataclass(frozen=True)

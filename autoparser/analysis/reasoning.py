@@ -106,7 +106,7 @@ def drop_header(run: str, content_full: str | None) -> str:
 
     The header is what a plain answer turn also starts with: ``<|assistant_start|>``
     before the answer, or Cohere's ``<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>``
-    before ``<|START_TEXT|>``.
+    before ``<|START_TEXT|>``, also when the answer's own run begins earlier (the end of the user's turn).
     """
     if not content_full or N.ASSISTANT not in content_full:
         return run
@@ -115,7 +115,7 @@ def drop_header(run: str, content_full: str | None) -> str:
     cut = 0
     for m in MARKER.finditer(run):
         prefix = run[: m.end()].strip()
-        if (head.endswith(prefix) or content_run.startswith(prefix)) and run[m.end():].strip():
+        if (head.endswith(prefix) or prefix in content_run) and run[m.end():].strip():
             cut = m.end()
         else:
             break

@@ -282,6 +282,17 @@ def analyze_tools(pr: Prober, eot_text: str, reasoning_end: str = "",
     return fmt, notes
 
 
+def call_start_in_prompt(fmt: ToolFormat, generation_prompt: str) -> ToolFormat:
+    """Calls with no start marker but a separator that the generation prompt ends with (Functionary
+    v3.2's ``>>>``): the separator is each call's start, which the prompt writes for the first one."""
+    from dataclasses import replace
+
+    sep = fmt.separator.strip()
+    if fmt.call_start.strip() or fmt.section_start.strip() or not sep or not generation_prompt.endswith(sep):
+        return fmt
+    return replace(fmt, call_start=sep, separator="")
+
+
 def _wordy(prefix: str, suffix: str) -> bool:
     """Text glued to the name that is not a marker: ``functions.`` before, ``:0`` after."""
     import regex
@@ -340,6 +351,10 @@ def _read_turns(turns: CallTurns, eot_text: str) -> tuple[ToolFormat, list[str]]
     base = 0
     if turns.empty is not None:
         base = fix_prefix_end(one, common_prefix_len(turns.empty, one))
+        if _empty_section(one, turns.empty, base):
+            # the turn with no call still writes an empty section (DeepSeek R1 when content is empty:
+            # "<｜tool▁calls▁begin｜><｜tool▁calls▁end｜>"): the text it shares with the call turn opens it
+            base = 0
         # "<|channel|>final" vs "<|channel|>commentary": a marker glued to differing words belongs to both
         m = last_marker_in(one, 0, base)
         if m is not None and m.end() == base and base < len(one) and base < len(turns.empty) \
@@ -366,6 +381,16 @@ def _read_turns(turns: CallTurns, eot_text: str) -> tuple[ToolFormat, list[str]]
         if fmt is not None:
             return fmt, notes
     return _tagged_style(turns, name_at, base, eot_text, notes), notes
+
+
+def _empty_section(one: str, empty: str, base: int) -> bool:
+    """The call turn and the turn with no call share an opening marker that the latter closes at once."""
+    from .reasoning import closing_candidates
+
+    opener = last_marker_in(one, 0, base)
+    closer = MARKER.match(empty, base)
+    return opener is not None and opener.end() == base and closer is not None and \
+        closer.group() in closing_candidates(opener.group()) and one.endswith(empty[base:])
 
 
 def _second_core(two: str | None, finder: Callable[[str, int, int], tuple[int, int] | None]

@@ -338,6 +338,9 @@ def _framed_calls(a: Analysis, end_lookahead: str) -> dict[str, Any]:
         return _python_calls(a)
     if not (t.section_start.strip() or t.call_start.strip() or t.name_prefix.strip()):
         raise _refuse(a, "no-call-opener", f"separator {t.separator.strip()!r}" if t.separator.strip() else "")
+    if t.call_start.strip() and not t.section_start.strip() and a.generation_prompt.endswith(t.call_start.strip()):
+        # Functionary v3.2: the prompt writes the first call's opener (``>>>``), so the output starts with a name
+        raise _refuse(a, "no-call-opener", f"the generation prompt writes the first {t.call_start.strip()!r}")
     if t.call_start.strip() or t.name_prefix.strip():
         lead = [_opt(_rx(t.separator)), _opt(_rx(t.section_start)) if t.section_start.strip() else ""]
     else:   # the section opener is all that starts a call (gpt-oss ` to=functions.NAME`): required

@@ -514,10 +514,17 @@ class _Sink:
         self.msg = Message()
         self.pending = ""
         self.segment_start = True
+        self.inline = ""     # the prompt's open block (reasoning_format "none"), put back before the first text
 
     def text(self, key: str, text: str, raw: bool = False) -> None:
         if not text:
             return
+        if self.inline and key == "content":
+            if not text.strip(WS):
+                self.inline += text
+                return
+            prefix, self.inline = self.inline, ""
+            self.text(key, prefix, raw=True)
         if raw:
             out, self.pending, self.segment_start = self.pending + text, "", False
         else:
@@ -588,8 +595,8 @@ class _Mapper(NodeVisitor):
     def visit_message(self, node: Node, visited_children: list[Any]) -> Message:
         ctx, sink = self.ctx, _Sink()
         r = ctx.plan.reasoning
-        if r.open_at_start and not r.extract and r.inline_prefix:
-            sink.text("content", r.inline_prefix, raw=True)
+        if r.open_at_start and not r.extract:
+            sink.inline = r.inline_prefix
         if ctx.prefill_reasoning:
             sink.text("reasoning_content", ctx.prefill_reasoning, raw=True)
             sink.segment_start = not ctx.prefill_open
@@ -605,9 +612,13 @@ class _Mapper(NodeVisitor):
             if isinstance(event, _Segment):
                 sink.text(event.key, event.text)
             elif isinstance(event, _Call):
+                sink.inline = ""
                 index = len(sink.msg.tool_calls)
                 sink.msg.tool_calls.append(ToolCall(name=event.name, arguments=event.arguments,
                                                     id=event.call_id or f"{ctx.plan.id_prefix}{index}"))
+        if sink.inline:
+            prefix, sink.inline = sink.inline, ""
+            sink.text("content", prefix, raw=True)
         return sink.msg
 
     # -------------------------------------------------------------- text

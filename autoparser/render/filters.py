@@ -7,10 +7,12 @@ and charged like anything else a template builds.
 
 from __future__ import annotations
 
+import contextvars
 import functools
+import itertools
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import jinja2
@@ -21,11 +23,19 @@ from .bounds import arg, join_items, percent_bound, replace_bound, striptags_bou
 from .limits import STATE, RenderLimits, cap, limit_error, limits_of, refuse_size, timeout
 from .weight import check_built, weight
 
+# set by render.compat's llama.cpp fallback: ``tojson`` prints a lazy sequence as a list, as minja does
+LAZY_AS_LIST: contextvars.ContextVar[bool] = contextvars.ContextVar("autoparser_lazy_as_list", default=False)
+
 
 def tojson(x: Any, ensure_ascii: bool = False, indent: int | str | None = None,
            separators: tuple[str, str] | None = None, sort_keys: bool = False) -> str:
-    """transformers' ``tojson``: no HTML escaping, keys kept in order."""
+    """transformers' ``tojson``: no HTML escaping, keys kept in order. Under :data:`LAZY_AS_LIST` (the
+    llama.cpp fallback of :mod:`.compat`) a lazy sequence (``tools | map(attribute='function')``) is
+    printed as a list, as minja does; transformers refuses it."""
     limit = cap()
+    if isinstance(x, Iterator) and LAZY_AS_LIST.get():
+        x = list(itertools.islice(x, limit + 1))
+        refuse_size(len(x), limit, "tojson input")
     step = indent if isinstance(indent, int) else len(indent) if isinstance(indent, str) else 0
     refuse_size(step, limit, "tojson indent")
     sep = sum(len(s) for s in separators if isinstance(s, str)) if isinstance(separators, (tuple, list)) else 2

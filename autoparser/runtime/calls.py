@@ -98,15 +98,20 @@ class JsonCallReader(CallReader):
         self.fmt = fmt
         assert fmt.json is not None, "a JSON call reader needs the JSON layout"
         self.layout: JsonLayout = fmt.json
-        self.scanner = JsonScanner(python=fmt.python_literals,
-                                   track_depth=max(len(self.layout.name_path), len(self.layout.args_path),
-                                                   len(self.layout.id_path), 1))
+        self.python = fmt.python_literals    # the object is written with Python literals ({'name': ...})
+        self.scanner = self._scanner()
         self.origin = engine.pos
         self.start: int | None = None     # buffer index of the object's first character
         self.index: int | None = None
         self.args: _ArgsStream | None = None
         self.name: str | None = None
         self.not_a_call: int | None = None   # where the text stopped fitting a call that was never announced
+        self.broke = False                   # the object broke off after it was announced (the engine looks
+                                             # for the next call of the section)
+
+    def _scanner(self) -> JsonScanner:
+        return JsonScanner(python=self.python, track_depth=max(len(self.layout.name_path), len(self.layout.args_path),
+                                                               len(self.layout.id_path), 1))
 
     def can_start(self, buf: str, pos: int) -> bool:
         return buf[pos] == "{"
@@ -118,6 +123,14 @@ class JsonCallReader(CallReader):
                 return ("bad", pos) if final else ("more", pos)
             if buf[i] != "{":
                 return "bad", pos
+            j = _skip_ws(buf, i + 1)
+            if j == len(buf) and not final:
+                return "more", pos   # its first key tells JSON from a Python literal
+            if j < len(buf) and buf[j] == "'" and not self.python:
+                # a call object written as a Python literal in a JSON format: read as one
+                self.python = True
+                self.scanner = self._scanner()
+                self.engine.warn("a tool call object was written with Python literals; read as JSON", malformed=False)
             self.start = i
             fed = i
         else:
@@ -143,6 +156,7 @@ class JsonCallReader(CallReader):
             # (a member cut by a marker, a stray token) is content again
             self.truncate()
             self.engine.warn("tool call broke off; its arguments were closed and the rest kept as content")
+            self.broke = True
             return "done", self.start + self.scanner.commit if self.start is not None else len(buf)
         return "bad", len(buf) if self.start is None else self.start + self.scanner.pos
 
@@ -212,11 +226,11 @@ class JsonCallReader(CallReader):
         assert args is not None and index is not None
         start, stop = span[0], (span[1] if span[1] >= 0 else None)
         first = sc.text[start]
-        if first in "\"'" or self.fmt.python_literals:
+        if first in "\"'" or self.python:
             # a JSON string holding JSON, or Python literals: convert once complete
             if stop is not None and args.sent == 0:
                 raw = sc.text[start:stop]
-                self.engine.call_args(index, args_text(raw, self.fmt.python_literals))
+                self.engine.call_args(index, args_text(raw, self.python))
                 args.sent = stop - start
             return
         args.push(sc, start, stop)
@@ -247,7 +261,7 @@ class JsonCallReader(CallReader):
             raw = members[0][1]
         else:
             raw = "{" + ", ".join(f"{json.dumps(str(k), ensure_ascii=False)}: {v}" for k, v in members) + "}"
-        if self.fmt.python_literals:
+        if self.python:
             return args_text(raw, True)
         return StringMender()(raw)
 
@@ -277,15 +291,15 @@ class JsonCallReader(CallReader):
             return
         if span[1] >= 0:   # the arguments were complete: send what was held back
             raw = sc.text[span[0]:span[1]]
-            if raw[:1] in "\"'" or self.fmt.python_literals:
+            if raw[:1] in "\"'" or self.python:
                 if not self.engine.has_args(self.index):
-                    self.engine.call_args(self.index, args_text(raw, self.fmt.python_literals))
+                    self.engine.call_args(self.index, args_text(raw, self.python))
             else:
                 self.args.push(sc, span[0], span[1])
             return
-        if sc.text[span[0]] in "\"'" or self.fmt.python_literals:
+        if sc.text[span[0]] in "\"'" or self.python:
             raw = sc.text[span[0]:sc.commit] + _closing_within(sc, len(self._args_path))
-            self.engine.call_args(self.index, args_text(raw, self.fmt.python_literals) if raw.strip() else "{}")
+            self.engine.call_args(self.index, args_text(raw, self.python) if raw.strip() else "{}")
         else:
             self.args.push(sc, span[0], None)
             self.engine.call_args(self.index, _closing_within(sc, len(self._args_path)))
@@ -471,9 +485,11 @@ class TaggedCallReader(CallReader):
 
     def _name_suffix(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
         st, end = mk.match_here(self.p_name_suffix, buf, pos, final)
-        if st == "more" or (final and st == "no" and self.p_name_suffix is not None
-                            and _cut_marker(self.p_name_suffix, buf, _skip_ws(buf, pos))):
+        if st == "more":
             return "more", pos
+        if final and st == "no" and self.p_name_suffix is not None \
+                and _cut_marker(self.p_name_suffix, buf, _skip_ws(buf, pos)):
+            return "more", len(buf)   # the output stopped inside the marker after the name: it is that marker
         if st == "no" and self.fmt.name_suffix.strip():
             # tolerate a missing suffix only when what follows is clearly the arguments
             pass
@@ -652,6 +668,9 @@ class TaggedCallReader(CallReader):
         st, end = mk.match_here(self.p_close, buf, pos, final)
         if st == "more":
             return "more", pos
+        at = _skip_ws(buf, pos)
+        if st == "no" and final and at < len(buf) and self.p_close is not None and _cut_marker(self.p_close, buf, at):
+            return "done", len(buf)   # the output stopped inside the call's close marker
         return "done", (end if st == "match" else pos)
 
     # ------------------------------------------------------ tagged arguments

@@ -23,7 +23,7 @@ import regex
 
 from .. import markers as mk
 from ..analysis.model import ToolFormat
-from ..plan import PerPlan, RequestPlan
+from ..plan import PerPlan, RequestPlan, name_prefix_pattern
 from ..plan import opener as plan_opener
 from .calls import CallReader, make_call_reader
 from .guard import guard_for
@@ -51,6 +51,9 @@ class _Tables:
     separator: regex.Pattern[str] | None
     call_end: regex.Pattern[str] | None
     resync: regex.Pattern[str] | None             # after a broken call: the next call start or section end
+    aside_header: regex.Pattern[str] | None       # the rest of a message's header, after its recipient
+    answer_start: regex.Pattern[str] | None       # an answer start that begins with the call start (``>>>all``)
+    aside_end: regex.Pattern[str] | None          # the end of a message to another recipient
 
 
 def _compile(plan: RequestPlan) -> _Tables:
@@ -66,6 +69,19 @@ def _compile(plan: RequestPlan) -> _Tables:
         named.append(("rstray", r"\A\s*" + mk.pattern(r.start)))
         if r.end:
             named.append(("rstray2", mk.pattern(r.end)))
+    c = p.content
+    answer_start = ""   # the answer's start marker, when it begins with the call start (Functionary v3.2)
+    if t is not None and t.call_start.strip() and c.start.strip().startswith(t.call_start.strip()):
+        answer_start = mk.pattern(c.start) + _word_end(c.start)
+        named.append(("cwrap", answer_start))   # before the call opener: the longer marker wins
+    if p.prompt_opened:
+        # the prompt wrote the call start: the output begins with a call's name or the answer start's rest
+        rest = c.start.strip()[len(p.prompt_opened):] if c.start.strip().startswith(p.prompt_opened) else ""
+        if rest.strip():
+            named.append(("cwrap_opened", r"\A\s*" + mk.pattern(rest) + _word_end(rest)))
+        if p.tools is not None and t is not None:
+            prefix = name_prefix_pattern(t) + r"\s*" if t.name_prefix.strip() else ""
+            named.append(("tcall_opened", r"\A(?=\s*" + prefix + mk.tool_name(p.tools.names) + ")"))
     if p.tools is not None and t is not None:
         if t.section_end and not t.section_start:
             named.append(("send", mk.pattern(t.section_end)))   # a section end after trailing content
@@ -76,7 +92,7 @@ def _compile(plan: RequestPlan) -> _Tables:
             # a section or call opener is consumed; a name or a JSON object starts the call itself
             kind = {"section_start": "tsection", "call_start": "tcall", "call_name": "tcall"}.get(
                 op.role, "tname")
-            named.append((kind, op.pattern))
+            named.append((kind, op.loose or op.pattern))
             if not op.role and t.style == "tagged":
                 named_call = mk.compile_source(op.pattern)
             if _implied_section(t):
@@ -84,9 +100,13 @@ def _compile(plan: RequestPlan) -> _Tables:
             if _implied_call_start(t) and p.tools.names:
                 # "<function=NAME>" written without its "<tool_call>": the call start is implied
                 named.append(("tcall_implied", mk.pattern(t.name_prefix) + "(?=" + mk.tool_name(p.tools.names) + ")"))
-    c = p.content
-    if c.start:
-        named.append(("cwrap", mk.pattern(c.start)))
+    call_marker = _call_marker(plan)
+    head, header = _split_header(c.aside_start)
+    if head.strip():
+        # a message to another recipient; one whose header opens a call is a call (or, with no tools, text)
+        named.append(("aside", (f"(?!{call_marker.pattern})" if call_marker is not None else "") + mk.pattern(head)))
+    if c.start and not answer_start:
+        named.append(("cwrap", mk.pattern(c.start) + _word_end(c.start)))
     if c.end:
         named.append(("cwrap2", mk.pattern(c.end)))
     for i, m in enumerate(c.markers):
@@ -105,18 +125,42 @@ def _compile(plan: RequestPlan) -> _Tables:
         # a model that opens its tool calls without closing its reasoning: the calls end it
         reasoning_end=mk.compile_any(rnamed), named_call=named_call,
         reasoning_reopen=mk.compile_source(mk.pattern_label_optional(r.start)) if r.start.strip() else None,
-        reasoning_call=_call_marker(plan), reasoning_close=mk.compile_marker(r.end) if r.end.strip() else None,
+        reasoning_call=call_marker, reasoning_close=mk.compile_marker(r.end) if r.end.strip() else None,
         section_end=mk.compile_marker(t.section_end) if t is not None else None,
         call_start=mk.compile_marker(t.call_start) if t is not None else None,
         separator=mk.compile_marker(t.separator) if t is not None else None,
         call_end=mk.compile_marker(t.call_end) if t is not None else None,
-        resync=_resync(t))
+        resync=_resync(t), answer_start=mk.compile_source(answer_start) if answer_start else None,
+        aside_header=mk.compile_marker(header) if header.strip() else None,
+        aside_end=mk.compile_marker(c.aside_end) if c.aside_end.strip() else None)
+
+
+def _word_end(marker: str) -> str:
+    """A marker that ends in a word (``>>>all``) ends there: ``>>>allow`` is not it."""
+    return r"(?!\w)" if marker.strip()[-1:].isalnum() else ""
+
+
+def _split_header(marker: str) -> tuple[str, str]:
+    """A marker with a header wildcard as (its head, the header from the wildcard on). Only the head is
+    searched for: a regex search prefers a complete shorter marker inside the header to the longer one
+    still partial, so the header is matched once the head is found."""
+    i = marker.find(mk.HEADER)
+    return (marker, "") if i < 0 else (marker[:i], marker[i:])
 
 
 def _resync(t: ToolFormat | None) -> regex.Pattern[str] | None:
-    if t is None or not t.section_start.strip() or not t.call_start.strip():
+    """After a broken call in a section: the next call's start or the section's end. A JSON array's
+    next call is its separator and the start of a call object (``, {"name":``): the separator is
+    consumed (``sep``), the call object starts the next call."""
+    if t is None or not t.section_start.strip():
         return None
-    return mk.compile_any([("next", "|".join(mk.pattern(x) for x in (t.call_start, t.section_end) if x.strip()))])
+    ends = [mk.pattern(t.section_end)] if t.section_end.strip() else []
+    if t.call_start.strip():
+        return mk.compile_any([("next", "|".join([mk.pattern(t.call_start), *ends]))])
+    if t.style == "json" and t.separator.strip() and t.name_prefix.strip():
+        return mk.compile_any([("sep", mk.pattern(t.separator) + r"\s*(?=" + name_prefix_pattern(t, True) + ")"),
+                               ("next", "|".join(ends))])
+    return None
 
 
 def _call_marker(plan: RequestPlan) -> regex.Pattern[str] | None:
@@ -179,12 +223,15 @@ class Engine:
         self._segment_start = True       # skip leading whitespace of a new content/reasoning segment
         self._call: CallReader | None = None
         self._in_section = False
+        self._aside_from = 0             # where a message to another recipient began
+        self._aside_header_at = -1       # ... while its header is still to be read
         self._finished = False
         tables = self._t = _tables(plan)
         self.section_end = tables.section_end
         self._named_call = tables.named_call
-        if r.open_at_start and not r.extract and r.inline_prefix:
-            self._content(r.inline_prefix, raw=True)
+        # reasoning_format "none": the prompt's open block is put back in the content before the model's
+        # first text, or at the end (not when a call comes first: the call ends the empty block)
+        self._inline = r.inline_prefix if r.open_at_start and not r.extract else ""
         if plan.prefill.reasoning:
             self.prefill_reasoning(plan.prefill.reasoning, still_open=plan.prefill.reasoning_open)
         if plan.prefill.content:
@@ -251,9 +298,7 @@ class Engine:
 
     def prefill_content(self, text: str) -> None:
         """``continue_final_message``: the prompt already holds this part of the answer."""
-        self._parts["content"].append(text)
-        self.deltas.append({"content": text})
-        self._segment_start = False
+        self._emit_text("content", text, raw=True)
 
     def prefill_reasoning(self, text: str, still_open: bool) -> None:
         """``continue_final_message``: reasoning the prompt already holds."""
@@ -275,6 +320,12 @@ class Engine:
     def _emit_text(self, key: str, text: str, raw: bool) -> None:
         if not text:
             return
+        if self._inline and key == "content":
+            if not text.strip(WS):
+                self._inline += text
+                return
+            prefix, self._inline = self._inline, ""
+            self._emit_text(key, prefix, raw=True)
         if raw:
             out = self._pending_ws + text
             self._pending_ws = ""
@@ -310,6 +361,7 @@ class Engine:
         self._segment_start = False
 
     def call_header(self, name: str, call_id: str) -> int:
+        self._inline = ""
         index = len(self.msg.tool_calls)
         if not call_id:
             call_id = f"{self.plan.id_prefix}{index}"
@@ -362,6 +414,8 @@ class Engine:
                 self._step_call(final)
             elif self.state == "resync":
                 self._step_resync(final)
+            elif self.state == "aside":
+                self._step_aside(final)
             if (self.state, self.pos) == before:
                 break
 
@@ -426,7 +480,7 @@ class Engine:
             self._call_boundary()
             self._in_section = True
             self.state = "tools"
-        elif kind == "tcall_implied":
+        elif kind == "tcall_implied" or kind == "tcall_opened":
             self._call_boundary()
             self._start_call()
             if self._call is not None:
@@ -438,12 +492,47 @@ class Engine:
         elif kind == "tname" or kind == "tjson":
             self._call_boundary()
             self._start_call()
+        elif kind == "aside":
+            self._aside_from = self._aside_header_at = m.start()
+            self.pos = m.end()
+            self.state = "aside"
         elif kind.startswith("xclose"):   # a stray closer after calls: the content around it stays apart
             self._call_boundary()
             self.pos = m.end()
         else:  # wrappers and stop markers: recognised and dropped
             self._boundary()
             self.pos = m.end()
+
+    def _step_aside(self, final: bool) -> None:
+        """A message to another recipient (a built-in tool): set aside as written, up to its end marker
+        or the end of the output."""
+        if self._aside_from == self._aside_header_at and self._t.aside_header is not None:
+            st, end = mk.match_here(self._t.aside_header, self.buf, self.pos, final)
+            if st == "more":
+                return
+            if st == "no":   # no header follows the recipient: it was text
+                self._free_text(self.buf[self._aside_from:self.pos])
+                self.state = "content"
+                return
+            self.pos = end
+            self._aside_header_at = -1
+            self._boundary()
+        pat = self._t.aside_end
+        m = pat.search(self.buf, self.pos, partial=not final) if pat is not None else None
+        if m is None or m.partial or (not final and m.end() == len(self.buf)):
+            self.pos = m.start() if m is not None else len(self.buf)
+            if final:
+                self._set_aside(len(self.buf))
+            return
+        self._set_aside(m.end())
+
+    def _set_aside(self, end: int) -> None:
+        text = self.buf[self._aside_from:end]
+        self.msg.asides.append(text)
+        self.warn(f"a message to another recipient was set aside: {text[:60]!r}", malformed=False)
+        self.pos = end
+        self._boundary()
+        self.state = "content"
 
     def _step_reasoning(self, final: bool) -> None:
         if self._segment_start and self._t.reasoning_reopen is not None:
@@ -564,6 +653,13 @@ class Engine:
             if st == "match" and end > self.pos:
                 self.pos = end
         if t.call_start:
+            st, end = mk.match_here(self._t.answer_start, self.buf, self.pos, final) \
+                if self._t.answer_start is not None else ("no", 0)
+            if st == "more":
+                return
+            if st == "match":   # the answer's start, which begins like a call's: the calls end here
+                self._leave_tools()
+                return
             st, end = mk.match_here(self._t.call_start, self.buf, self.pos, final)
             if st == "more":
                 return
@@ -624,6 +720,8 @@ class Engine:
         self.pos = m.start()
         if m.partial or (not final and m.end() == len(self.buf)):
             return
+        if m.lastgroup == "sep":
+            self.pos = m.end()
         self._boundary()
         self.state = "tools"
 
@@ -658,6 +756,8 @@ class Engine:
             # the text did not fit the format: keep it as content
             self.warn("tool call did not match the format; kept as content")
             self._content(self.buf[reader.origin:self.pos], raw=True)
+            if self._in_section and self._t.resync is not None:
+                self.state = "resync"   # a later call of the same section is still a call
             return
         t = self.tools
         assert t is not None
@@ -698,6 +798,9 @@ class Engine:
         if rest.strip():
             self._content(rest, raw=True)
         self.pos = len(self.buf)
+        if self._inline:
+            prefix, self._inline = self._inline, ""
+            self._emit_text("content", prefix, raw=True)
 
 
 def _cut_at_end(pat: regex.Pattern[str] | None, buf: str, pos: int) -> bool:
