@@ -236,3 +236,17 @@ def test_continued_messages_match(final: dict[str, Any], text: str) -> None:
     fast = fast_parse(req, text)
     assert fast is None or fast == engine_parse(req, text)
     assert req.parse(text) == engine_parse(req, text)
+
+
+def test_arguments_nested_deeper_than_the_decoder_goes_do_not_raise() -> None:
+    req = _req(HERMES)
+    deep = "[" * 100_000 + "]" * 100_000
+    text = _call('{"location": ' + deep + "}")
+    assert fast_parse(req, text) is None              # left to the engine, which scans it
+    msg = req.parse(text)
+    assert msg.tool_calls[0].arguments == '{"location": ' + deep + "}"
+    assert msg.tool_calls[0].invalid == "arguments are nested too deeply to check"
+    s = req.stream()
+    s.feed(text)
+    s.finish()
+    assert s.message == msg

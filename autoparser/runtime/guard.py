@@ -288,6 +288,8 @@ class CallGuard:
                 args = json.loads(arguments) if arguments.strip() else {}
             except ValueError:
                 return "arguments are not valid JSON"
+            except RecursionError:
+                return "arguments are nested too deeply to check"
         if not isinstance(args, dict):
             return "arguments are not a JSON object"
         if not self.names:

@@ -132,7 +132,7 @@ def _json_reader(t: ToolFormat, names: tuple[str, ...]) -> CallRead | None:
             return None
         try:
             value, end = _decode(text, h.end())
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
         raw = text[h.end():end]
         if isinstance(value, str):
@@ -182,7 +182,7 @@ def _tagged_reader(t: ToolFormat, names: tuple[str, ...]) -> CallRead | None:
             return None
         try:
             value, end = _decode(text, h.end())
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
         raw = text[h.end():end]
         if isinstance(value, str) and strings:
