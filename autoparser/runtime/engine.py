@@ -335,6 +335,7 @@ class Engine:
                 if step[4] is not None:
                     values[index] = step[4]
         self.buf, self.pos, self.state = text, len(text), "content"
+        self._close_all()       # as finish(): nothing is left but what the engine writes at the end
         self._finished = True
         self.sync()
         self._guard(values)

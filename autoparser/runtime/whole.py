@@ -382,6 +382,8 @@ class WholeReader:
                     if end > pos:
                         pos = end
                 if t.call_start:
+                    if tb.answer_start is not None and _here(tb.answer_start, text, pos) >= 0:
+                        return pos, count     # the answer's start, which begins like a call's
                     end = _here(tb.call_start, text, pos)
                     if end < 0:
                         return pos, count
