@@ -20,6 +20,7 @@ from .render import Renderer, RenderLimits
 from .render.compat import render_compat
 from .runtime.engine import Engine
 from .runtime.message import Message
+from .runtime.whole import whole_steps
 from .selftest import SelfTestResult, Verification, self_test, verification
 
 logger = logging.getLogger("autoparser")
@@ -245,7 +246,8 @@ class Request:
         """Parse a complete model output (or, with ``partial``, a prefix of one). Never raises on output."""
         engine = self._engine()
         if not partial:
-            return engine.parse_whole(text)
+            steps = whole_steps(self.plan, text)     # the well-formed route in one pass, else the engine's
+            return engine.replay(text, steps) if steps is not None else engine.parse_whole(text)
         engine.feed(text)
         engine.finish_partial()
         return engine.msg

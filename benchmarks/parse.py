@@ -3,6 +3,10 @@
 typical outputs, next to a plain ``re``-based Hermes parser (the way vLLM's ``hermes`` tool
 parser and ``qwen3`` reasoning parser work) as the baseline.
 
+``req.parse`` reads well-formed output in one pass (``autoparser/runtime/whole.py``) and leaves
+anything else to the streaming engine; the ``engine µs`` column times the engine's own
+``parse_whole`` on the same text, the route malformed output takes.
+
 Cases (the model text is cut out of the template's own rendering of the assistant turn):
 
 * ``hermes-1call`` / ``hermes-2calls``: one and two ``<tool_call>{json}</tool_call>`` calls of a
@@ -16,7 +20,7 @@ Timing: the request (``tmpl.apply``) is built and ``req.parse`` run once before 
 analysis, plan and compiled patterns exist). Each round times ``--loops`` single parses with
 ``time.perf_counter_ns`` and keeps their median; the best round of ``--rounds`` is reported.
 Both parsers must give the same message (content, reasoning, call names and arguments; ids
-differ) or the script exits 1.
+differ), and the engine the same message as ``req.parse``, or the script exits 1.
 
     python benchmarks/parse.py [--rounds 7] [--loops 300] [--target 20]
 """
@@ -36,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from autoparser import ChatTemplate
+from autoparser.runtime.engine import Engine
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATES = ROOT / "templates"
@@ -160,7 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--target", type=float, default=TARGET_US, help="µs per parse to compare with (default 20)")
     args = ap.parse_args(argv)
 
-    print(f"{'case':<19} {'chars':>5} {'autoparser µs':>14} {'baseline µs':>12} {'ratio':>7}  template")
+    print(f"{'case':<19} {'chars':>5} {'autoparser µs':>14} {'baseline µs':>12} {'ratio':>7} {'engine µs':>10}"
+          "  template")
     failed = False
     for case in cases():
         tmpl = ChatTemplate.from_file(case.template)
@@ -174,11 +180,17 @@ def main(argv: list[str] | None = None) -> int:
         if not ours["tool_calls"] and "call" in case.name:
             print(f"{case.name}: no call parsed from {text!r}", file=sys.stderr)
             failed = True
+        def engine_parse(text: str, plan: Any = req.plan) -> Any:
+            return Engine(plan).parse_whole(text)
+        if engine_parse(text).to_dict() != ours:
+            print(f"{case.name}: the engine's parse_whole differs from req.parse", file=sys.stderr)
+            failed = True
         ap_us = time_us(req.parse, text, args.rounds, args.loops)
         base_us = time_us(baseline_parse, text, args.rounds, args.loops)
+        engine_us = time_us(engine_parse, text, args.rounds, args.loops)
         mark = "" if ap_us <= args.target else f"  (> {args.target:g} µs target)"
         print(f"{case.name:<19} {len(text):>5} {ap_us:>14.1f} {base_us:>12.1f} {ap_us / base_us:>6.1f}x"
-              f"  {case.template.name}{mark}")
+              f" {engine_us:>10.1f}  {case.template.name}{mark}")
     return 1 if failed else 0
 
 

@@ -352,6 +352,24 @@ def args_text(raw: str, python: bool) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def name_stops(fmt: ToolFormat) -> tuple[regex.Pattern[str] | None, frozenset[str]]:
+    """What ends a tagged call's name (None: the name is one word) and the characters such a
+    marker may begin with."""
+    ta = fmt.tagged
+    stop = [t for t in (fmt.name_suffix, fmt.id_prefix if fmt.id_position == "after_name" else "",
+                        ta.prefix if ta else "", fmt.call_close, fmt.call_end) if t.strip()]
+    stop_src = [mk.pattern(s) for s in stop]
+    if not fmt.name_suffix.strip():
+        # the arguments themselves end the name: "call:NAME{...", "NAME(...", "NAME\n{...}"
+        opener = fmt.literal.open if fmt.args == "literal" and fmt.literal else "{"
+        stop_src.append(regex.escape(opener))
+        stop.append(opener)
+    if fmt.name_suffix.startswith(mk.HEADER):
+        stop_src = []   # header fields follow the name: the name is one word
+    firsts = frozenset(s.strip()[0] for s in stop)
+    return (mk.compile_source("|".join(stop_src)) if stop_src else None), firsts
+
+
 class TaggedCallReader(CallReader):
     """A call whose name sits between markers: ``<function=NAME>`` + arguments + close."""
 
@@ -397,18 +415,7 @@ class TaggedCallReader(CallReader):
             if nxt and self.p_value_end is not None:
                 self.p_value_end = mk.compile_source("(?P<vend>" + mk.pattern(ta.value_end) + ")|" + "|".join(nxt))
             self.p_arg_sep = p(ta.separator)
-        stop = [t for t in (fmt.name_suffix, fmt.id_prefix if fmt.id_position == "after_name" else "",
-                            ta.prefix if ta else "", fmt.call_close, fmt.call_end) if t.strip()]
-        stop_src = [mk.pattern(s) for s in stop]
-        if not fmt.name_suffix.strip():
-            # the arguments themselves end the name: "call:NAME{...", "NAME(...", "NAME\n{...}"
-            opener = fmt.literal.open if fmt.args == "literal" and fmt.literal else "{"
-            stop_src.append(regex.escape(opener))
-            stop.append(opener)
-        if fmt.name_suffix.startswith(mk.HEADER):
-            stop_src = []   # header fields follow the name: the name is one word
-        self.p_name_stop = mk.compile_source("|".join(stop_src)) if stop_src else None
-        self._stop_firsts = frozenset(s.strip()[0] for s in stop)   # where a stop marker may begin
+        self.p_name_stop, self._stop_firsts = name_stops(fmt)
 
     # -------------------------------------------------------------- phases
     def step(self, buf: str, pos: int, final: bool) -> tuple[str, int]:

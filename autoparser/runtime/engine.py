@@ -195,6 +195,34 @@ def _implied_section(t: ToolFormat) -> bool:
 _tables: PerPlan[_Tables] = PerPlan(_compile)
 
 
+Tables = _Tables
+
+
+def tables(plan: RequestPlan) -> Tables:
+    """The engine's compiled patterns for ``plan`` (built once per plan; the whole-text reader,
+    :mod:`.whole`, looks for markers with the same ones)."""
+    return _tables(plan)
+
+
+def start_state(plan: RequestPlan) -> str:
+    """The state the output begins in: ``reasoning`` (the prompt opened the block), ``tentative``
+    (reasoning only if its end marker comes) or ``content``."""
+    r = plan.reasoning
+    state = "reasoning" if (r.open_at_start and r.extract) else "content"
+    if state == "reasoning" and r.tentative:
+        return "tentative"
+    if state == "content" and r.unopened:
+        return "tentative"   # the model may write its reasoning without the opener
+    return state
+
+
+#: What a whole-text reader found, in order (:meth:`Engine.replay`): ``("content", text)``,
+#: ``("reasoning", text)``, ``("boundary",)`` (a marker was dropped), ``("calls",)`` (calls begin
+#: or end), ``("call", name, call_id, arguments, value)`` (``value``: the decoded arguments, or
+#: None when the guard is to decode them).
+Step = tuple[Any, ...]
+
+
 class Engine:
     """Incremental parser producing deltas and a message."""
 
@@ -209,11 +237,7 @@ class Engine:
         self._parts: dict[str, list[str]] = {"content": [], "reasoning_content": []}
         self._arg_parts: list[list[str]] = []
         self.deltas: list[dict[str, Any]] = []
-        self.state = "reasoning" if (r.open_at_start and r.extract) else "content"
-        if self.state == "reasoning" and r.tentative:
-            self.state = "tentative"
-        elif self.state == "content" and r.unopened:
-            self.state = "tentative"   # the model may write its reasoning without the opener
+        self.state = start_state(plan)
         self._scan = 0                   # where the tentative search resumes
         self._rscan = -1                 # a call opener inside reasoning: where the search for its end resumes
         self._content_ws: str | None = None   # the answer's whitespace before a block inside it
@@ -266,13 +290,14 @@ class Engine:
             self._guard()
         return self._take()
 
-    def _guard(self) -> None:
-        """Mark the calls that do not fit the request's tools (``ToolCall.invalid``), with a warning."""
+    def _guard(self, values: Mapping[int, Any] | None = None) -> None:
+        """Mark the calls that do not fit the request's tools (``ToolCall.invalid``), with a warning;
+        ``values`` holds arguments already decoded, by call index."""
         if self.plan.tools is None or not self.msg.tool_calls:
             return
         guard = guard_for(self.plan)
         for i, call in enumerate(self.msg.tool_calls):
-            call.invalid = guard.reason(call.name, call.arguments)
+            call.invalid = guard.reason(call.name, call.arguments, values.get(i) if values else None)
             if call.invalid:
                 self.warn(f"tool call {i} ({call.name}) does not fit the request's tools: {call.invalid}",
                           malformed=False)
@@ -284,6 +309,36 @@ class Engine:
         self.buf = text
         self._run(final=False)   # as a stream sees it (a marker cut off by the end is read as one)
         self.finish()
+        self.deltas = []
+        return self.msg
+
+    def replay(self, text: str, steps: list[Step]) -> Message:
+        """The message for the whole ``text`` from the steps a whole-text reader took through it
+        (:mod:`.whole`): the emitters ``feed`` uses build it, so whitespace, ids, warnings and the
+        call guard are the engine's. The steps must be the ones ``parse_whole`` would take."""
+        if self._finished or self.buf:
+            raise RuntimeError("replay() on an engine already fed")
+        values: dict[int, Any] = {}
+        for step in steps:
+            kind = step[0]
+            if kind == "content":
+                self._free_text(step[1])
+            elif kind == "reasoning":
+                self._reasoning(step[1])
+            elif kind == "boundary":
+                self._boundary()
+            elif kind == "calls":
+                self._call_boundary()
+            else:
+                index = self.call_header(step[1], step[2])
+                self.call_args(index, step[3])
+                if step[4] is not None:
+                    values[index] = step[4]
+        self.buf, self.pos, self.state = text, len(text), "content"
+        self._close_all()       # as finish(): nothing is left but what the engine writes at the end
+        self._finished = True
+        self.sync()
+        self._guard(values)
         self.deltas = []
         return self.msg
 

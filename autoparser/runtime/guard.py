@@ -22,6 +22,9 @@ from typing import Any
 from ..plan import PerPlan, RequestPlan
 
 Check = Callable[[Any, str], "str | None"]     # (value, where) -> why it does not fit, or None
+# the compiled form: value -> why it does not fit, told from where the value sits (".key: ...",
+# "[2]: ...", ": ..."), or None; the caller puts its own location in front, only on failure
+_Check = Callable[[Any], "str | None"]
 
 _ANNOTATIONS = frozenset({"description", "title", "default", "examples", "$schema", "$comment", "$id",
                           "deprecated", "readOnly", "writeOnly", "format", "$defs", "definitions", "nullable"})
@@ -38,6 +41,9 @@ _TYPES: dict[str, Callable[[Any], bool]] = {
     or (isinstance(v, float) and math.isfinite(v) and v.is_integer()),
     "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
 }
+# the exact classes a type takes at once (the rest goes through its test above)
+_CLASSES: dict[str, tuple[type, ...]] = {"object": (dict,), "array": (list,), "string": (str,), "boolean": (bool,),
+                                         "null": (type(None),), "integer": (int,), "number": (int, float)}
 
 
 class Unsupported(Exception):
@@ -51,16 +57,25 @@ def _short(value: Any) -> str:
 
 def compile_schema(schema: Any) -> Check:
     """Closures checking ``schema``; raises :class:`Unsupported` for keywords they do not handle."""
+    check = _compile(schema)
+
+    def located(value: Any, where: str) -> str | None:
+        reason = check(value)
+        return where + reason if reason else None
+    return located
+
+
+def _compile(schema: Any) -> _Check:
     if schema is True or schema == {}:
-        return lambda v, where: None
+        return lambda v: None
     if schema is False:
-        return lambda v, where: f"{where}: no value is allowed here"
+        return lambda v: ": no value is allowed here"
     if not isinstance(schema, Mapping):
         raise Unsupported("schema is not an object")
     unknown = set(schema) - _HANDLED
     if unknown:
         raise Unsupported(", ".join(sorted(unknown)))
-    checks: list[Check] = []
+    checks: list[_Check] = []
     kind = schema.get("type")
     if kind is not None:
         kinds = [kind] if isinstance(kind, str) else list(kind)
@@ -69,17 +84,13 @@ def compile_schema(schema: Any) -> Check:
         tests = [_TYPES[k] for k in kinds if k in _TYPES]
         if len(tests) != len(kinds):
             raise Unsupported(f"type {kind!r}")
-        checks.append(lambda v, where: None if any(t(v) for t in tests) else
-                      f"{where}: {_short(v)} is not of type {'/'.join(kinds)}")
+        checks.append(_type_check(kinds, tests))
     if "enum" in schema:
-        allowed = list(schema["enum"])
-        checks.append(lambda v, where: None if any(v == a and isinstance(v, bool) == isinstance(a, bool)
-                                                   for a in allowed) else
-                      f"{where}: {_short(v)} is not one of {_short(allowed)}")
+        checks.append(_enum_check(list(schema["enum"])))
     if "const" in schema:
         const = schema["const"]
-        checks.append(lambda v, where: None if v == const and isinstance(v, bool) == isinstance(const, bool) else
-                      f"{where}: {_short(v)} is not {_short(const)}")
+        checks.append(lambda v: None if v == const and isinstance(v, bool) == isinstance(const, bool) else
+                      f": {_short(v)} is not {_short(const)}")
     for key, label, test in _NUMBER_BOUNDS:
         bound = schema.get(key)
         if isinstance(bound, (int, float)) and not isinstance(bound, bool):
@@ -94,21 +105,58 @@ def compile_schema(schema: Any) -> Check:
     if "items" in schema:
         if not isinstance(schema["items"], (Mapping, bool)):
             raise Unsupported("items as a list")
-        item = compile_schema(schema["items"])
-        checks.append(lambda v, where: next((r for i, x in enumerate(v) if (r := item(x, f"{where}[{i}]"))), None)
-                      if isinstance(v, list) else None)
+        checks.append(_items_check(_compile(schema["items"])))
     for key in ("anyOf", "oneOf"):
         if isinstance(schema.get(key), list):
-            checks.append(_any_of([compile_schema(s) for s in schema[key]]))
+            checks.append(_any_of([_compile(s) for s in schema[key]]))
     if isinstance(schema.get("allOf"), list):
-        parts = [compile_schema(s) for s in schema["allOf"]]
-        checks.append(lambda v, where: next((r for p in parts if (r := p(v, where))), None))
+        parts = [_compile(s) for s in schema["allOf"]]
+        checks.append(lambda v: next((r for p in parts if (r := p(v))), None))
+    if len(checks) == 1:
+        return checks[0]
 
-    def check(value: Any, where: str) -> str | None:
+    def check(value: Any) -> str | None:
         for c in checks:
-            reason = c(value, where)
+            reason = c(value)
             if reason:
                 return reason
+        return None
+    return check
+
+
+def _type_check(kinds: list[str], tests: list[Callable[[Any], bool]]) -> _Check:
+    # the exact class of the value settles most values at once (``type(True)`` is ``bool``, not ``int``)
+    exact = frozenset(c for k in kinds for c in _CLASSES[k])
+    label = "/".join(kinds)
+
+    def check(v: Any) -> str | None:
+        if type(v) in exact or any(t(v) for t in tests):
+            return None
+        return f": {_short(v)} is not of type {label}"
+    return check
+
+
+def _enum_check(allowed: list[Any]) -> _Check:
+    strings = frozenset(a for a in allowed if isinstance(a, str))   # a string equals only a string
+
+    def check(v: Any) -> str | None:
+        if type(v) is str:
+            if v in strings:
+                return None
+        elif any(v == a and isinstance(v, bool) == isinstance(a, bool) for a in allowed):
+            return None
+        return f": {_short(v)} is not one of {_short(allowed)}"
+    return check
+
+
+def _items_check(item: _Check) -> _Check:
+    def check(v: Any) -> str | None:
+        if not isinstance(v, list):
+            return None
+        for i, x in enumerate(v):
+            reason = item(x)
+            if reason:
+                return f"[{i}]{reason}"
         return None
     return check
 
@@ -123,56 +171,56 @@ _SIZE_BOUNDS: tuple[tuple[str, Callable[[Any], bool], Callable[[int, int], bool]
     ("maxItems", _TYPES["array"], lambda n, b: n > b, "more items than"))
 
 
-def _number_bound(bound: float, label: str, test: Callable[[float, float], bool]) -> Check:
-    def check(v: Any, where: str) -> str | None:
-        return f"{where}: {_short(v)} is {label} {bound}" if _TYPES["number"](v) and test(v, bound) else None
+def _number_bound(bound: float, label: str, test: Callable[[float, float], bool]) -> _Check:
+    def check(v: Any) -> str | None:
+        return f": {_short(v)} is {label} {bound}" if _TYPES["number"](v) and test(v, bound) else None
     return check
 
 
-def _size_bound(size: int, label: str, kind: Callable[[Any], bool], test: Callable[[int, int], bool]) -> Check:
-    def check(v: Any, where: str) -> str | None:
-        return f"{where}: {label} {size}" if kind(v) and test(len(v), size) else None
+def _size_bound(size: int, label: str, kind: Callable[[Any], bool], test: Callable[[int, int], bool]) -> _Check:
+    def check(v: Any) -> str | None:
+        return f": {label} {size}" if kind(v) and test(len(v), size) else None
     return check
 
 
-def _any_of(options: list[Check]) -> Check:
-    def check(v: Any, where: str) -> str | None:
-        if any(o(v, where) is None for o in options):
+def _any_of(options: list[_Check]) -> _Check:
+    def check(v: Any) -> str | None:
+        if any(o(v) is None for o in options):
             return None
-        return f"{where}: {_short(v)} fits none of the allowed schemas"
+        return f": {_short(v)} fits none of the allowed schemas"
     return check
 
 
-def _object_check(schema: Mapping[str, Any]) -> Check:
+def _object_check(schema: Mapping[str, Any]) -> _Check:
     props: Mapping[str, Any] = schema.get("properties") or {}
-    fields = {k: compile_schema(s) for k, s in props.items()}
+    fields = {k: _compile(s) for k, s in props.items()}
     required = [k for k in schema.get("required") or [] if isinstance(k, str)]
     extra = schema.get("additionalProperties", not props)   # declared properties: no others (as the GBNF)
-    extra_check = None if extra in (True, False) else compile_schema(extra)
+    extra_check = None if extra in (True, False) else _compile(extra)
 
-    def check(value: Any, where: str) -> str | None:
+    def check(value: Any) -> str | None:
         if not isinstance(value, dict):
             return None
         for key in required:
             if key not in value:
-                return f"{where}: required property {key!r} is missing"
+                return f": required property {key!r} is missing"
         for key, item in value.items():
             sub = fields.get(key)
             if sub is not None:
-                reason = sub(item, f"{where}.{key}")
+                reason = sub(item)
             elif extra is False:
-                reason = f"{where}: property {key!r} is not in the tool's schema"
+                return f": property {key!r} is not in the tool's schema"
             elif extra_check is not None:
-                reason = extra_check(item, f"{where}.{key}")
+                reason = extra_check(item)
             else:
                 reason = None
             if reason:
-                return reason
+                return f".{key}{reason}"
         return None
     return check
 
 
-def _library_check(schema: Mapping[str, Any]) -> Check:
+def _library_check(schema: Mapping[str, Any]) -> _Check:
     """The ``jsonschema`` library for schemas beyond the closures (``pattern``, ``not``, ...)."""
     import jsonschema
 
@@ -181,16 +229,16 @@ def _library_check(schema: Mapping[str, Any]) -> Check:
     try:
         cls.check_schema(strict)
     except jsonschema.SchemaError as e:
-        reason = f"the tool's schema is invalid ({e.message}), so its arguments cannot be checked"
-        return lambda v, where: f"{where}: {reason}"
+        reason = f": the tool's schema is invalid ({e.message}), so its arguments cannot be checked"
+        return lambda v: reason
     validator = cls(strict)
 
-    def check(value: Any, where: str) -> str | None:
+    def check(value: Any) -> str | None:
         error = jsonschema.exceptions.best_match(validator.iter_errors(value))
         if error is None:
             return None
         path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
-        return f"{where}{path}: {error.message}"
+        return f"{path}: {error.message}"
     return check
 
 
@@ -215,32 +263,39 @@ class CallGuard:
         tp = plan.tools
         self.names = frozenset(tp.names) if tp is not None else frozenset()
         self._schemas = tp.schemas if tp is not None else {}
-        self._checks: dict[str, Check] = {}
+        self._checks: dict[str, _Check] = {}
 
-    def _check_for(self, name: str) -> Check:
+    def _check_for(self, name: str) -> _Check:
         check = self._checks.get(name)
         if check is None:
             schema = self._schemas.get(name) or {}
             try:
-                check = compile_schema(schema)
+                check = _compile(schema)
             except Unsupported:
                 check = _library_check(schema)
             self._checks[name] = check
         return check
 
-    def reason(self, name: str, arguments: str) -> str | None:
-        """Why the call may not be run, or None when it fits the request's tools."""
+    def reason(self, name: str, arguments: str, value: Any = None) -> str | None:
+        """Why the call may not be run, or None when it fits the request's tools; ``value`` is
+        ``arguments`` decoded already (None: decoded here)."""
         if self.names and name not in self.names:
             return f"function {name!r} is not one of the request's tools"
-        try:
-            args = json.loads(arguments) if arguments.strip() else {}
-        except ValueError:
-            return "arguments are not valid JSON"
+        if value is not None:
+            args = value
+        else:
+            try:
+                args = json.loads(arguments) if arguments.strip() else {}
+            except ValueError:
+                return "arguments are not valid JSON"
+            except RecursionError:
+                return "arguments are nested too deeply to check"
         if not isinstance(args, dict):
             return "arguments are not a JSON object"
         if not self.names:
             return None
-        return self._check_for(name)(args, "arguments")
+        reason = self._check_for(name)(args)
+        return "arguments" + reason if reason else None
 
 
 #: The plan's guard, built on first use.

@@ -276,7 +276,7 @@ def _complete_value_end(text: str, at: int) -> int | None:
     """The end of the complete JSON value at ``at`` (raw control characters allowed), or None."""
     try:
         return _DECODER.raw_decode(text, at)[1]
-    except ValueError:
+    except (ValueError, RecursionError):     # nested too deep for the C decoder: scanned instead
         return None
 
 
