@@ -27,12 +27,19 @@ self-test on the template itself.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from .analysis.verification import ARGUMENT_CAPABILITIES, Capability, CapabilityStatus, Verification
+from .analysis.verification import (
+    ARGUMENT_CAPABILITIES,
+    Capability,
+    CapabilityStatus,
+    Verification,
+    verifying,
+)
 from .decisions.row import TemplateLike
 from .diff.split import fix_prefix_end
 from .errors import AutoparserError
@@ -41,7 +48,7 @@ from .runtime.message import Message, merge_deltas
 if TYPE_CHECKING:
     from .analysis.model import ReasoningFormat
 
-__all__ = ["ARGUMENT_SCENARIOS", "PROBE_TOOLS", "SCENARIOS", "Capability", "Scenario", "ScenarioResult",
+__all__ = ["ALL_ARGUMENTS", "ARGUMENT_SCENARIOS", "PROBE_TOOLS", "SCENARIOS", "TURN_SCENARIOS", "Capability", "Scenario", "ScenarioResult",
            "SelfTestResult", "Verification", "self_test", "verification"]
 
 
@@ -77,7 +84,7 @@ PROBE_TOOLS: list[dict[str, Any]] = [
     # a tool whose schema declares every argument type (the argument scenarios call it)
     _tool("lookup", "Look things up.", {
         "query": {"type": "string"}, "code": {"type": "string"}, "top_k": {"type": "integer"},
-        "ratio": {"type": "number"}, "exact": {"type": "boolean"}, "since": {"type": ["string", "null"]},
+        "ratio": {"type": "number"}, "exact": {"type": "boolean"}, "since": {"anyOf": [{"type": "string"}, {"type": "null"}]},
         "filters": {"type": "object", "properties": {
             "lang": {"type": "string"}, "depth": {"type": "integer"},
             "scope": {"type": "object", "properties": {"site": {"type": "string"}}}}},
@@ -107,15 +114,19 @@ def _call(i: int, name: str, args: dict[str, Any]) -> dict[str, Any]:
 class Scenario:
     name: str
     message: dict[str, Any]
-    tools: bool = False        # render with the self-test's tools
+    tools: bool = False        # render with the probe tools ...
     thinking: bool = False     # render with thinking switched on
+    tool_set: tuple[dict[str, Any], ...] = ()   # ... or with these
 
     @property
     def tool_list(self) -> list[dict[str, Any]] | None:
-        return PROBE_TOOLS if self.tools else None
+        if not self.tools:
+            return None
+        return list(self.tool_set) if self.tool_set else PROBE_TOOLS
 
 
-_TURNS: tuple[Scenario, ...] = (
+#: the turns: content, reasoning, calls and text around them
+TURN_SCENARIOS: tuple[Scenario, ...] = (
     Scenario("content", {"role": "assistant", "content": ANSWER}),
     Scenario("reasoning", {"role": "assistant", "reasoning_content": REASONING, "content": ANSWER}, thinking=True),
     Scenario("tool", {"role": "assistant", "content": "", "tool_calls": [_call(1, "get_weather", WEATHER)]},
@@ -130,16 +141,23 @@ _TURNS: tuple[Scenario, ...] = (
 # one call per argument type: (capability, scenario, arguments of ``lookup``)
 ARGUMENT_SCENARIOS: tuple[tuple[str, str, dict[str, Any]], ...] = tuple(zip(ARGUMENT_CAPABILITIES, (
     "args_strings", "args_numbers", "args_booleans", "args_null", "args_objects", "args_arrays"), (
-    {"query": 'naïve café "quoted" 東京 😀', "code": "def f(x):\n    return {x: [1, 2]}  # it's fine\n"},
+    {"query": 'naïve café "quoted" 東京 😀', "code": "def f(x):\n    return {x: [1, 2]}  # it's fine"},
     {"query": "tool parsing", "top_k": 7, "ratio": -0.25},
     {"query": "tool parsing", "exact": True},
     {"query": "tool parsing", "since": None},
     {"query": "tool parsing", "filters": {"lang": "en", "depth": 2, "scope": {"site": "docs"}}},
     {"query": "tool parsing", "tags": ["alpha", "beta"], "ids": [1, 2]},
 ), strict=True))
-SCENARIOS: tuple[Scenario, ...] = _TURNS + tuple(
+SCENARIOS: tuple[Scenario, ...] = TURN_SCENARIOS + tuple(
     Scenario(name, {"role": "assistant", "content": "", "tool_calls": [_call(3, "lookup", args)]}, tools=True)
     for _, name, args in ARGUMENT_SCENARIOS)
+_ALL_ARGUMENTS: dict[str, Any] = {}
+for _, _, _args_of_one in ARGUMENT_SCENARIOS:
+    _ALL_ARGUMENTS.update({k: v for k, v in _args_of_one.items() if k not in _ALL_ARGUMENTS})
+#: one call with every argument type: when it reads back, each argument scenario passes with it
+#: (one rendering and parse instead of six); else each runs alone, to say which type fails
+ALL_ARGUMENTS = Scenario("args_all", {"role": "assistant", "content": "",
+                                      "tool_calls": [_call(3, "lookup", _ALL_ARGUMENTS)]}, tools=True)
 
 
 # ------------------------------------------------------------------ results
@@ -153,10 +171,12 @@ class ScenarioResult:
     got: dict[str, Any] | None = None               # what the parser gave back
     kwargs: dict[str, Any] = field(default_factory=dict)   # chat_template_kwargs used
     prompt: str = ""                                # the prompt the text was generated after
+    flagged: bool = False                           # the parse said it may be wrong (a warning, malformed,
+    #                                                 a call marked invalid or truncated)
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "status": self.status, "why": self.why, "text": self.text,
-                "expected": self.expected, "got": self.got, "kwargs": dict(self.kwargs)}
+                "expected": self.expected, "got": self.got, "kwargs": dict(self.kwargs), "flagged": self.flagged}
 
 
 @dataclass(frozen=True)
@@ -335,6 +355,14 @@ def _printed(value: Any) -> list[str]:
     return []
 
 
+def _types(schema: dict[str, Any]) -> list[str]:
+    """The JSON types a schema allows (``type``, or its ``anyOf``/``oneOf`` branches')."""
+    kind = schema.get("type")
+    if kind is not None:
+        return [kind] if isinstance(kind, str) else list(kind)
+    return [t for key in ("anyOf", "oneOf") for branch in schema.get(key) or [] for t in _types(branch)]
+
+
 def _tool_names(tools: list[dict[str, Any]] | None) -> list[str] | None:
     return None if tools is None else [t["function"]["name"] for t in tools]
 
@@ -466,8 +494,7 @@ class _Runner:
         for i, call in enumerate(sc.message.get("tool_calls") or []):
             props = (schemas.get(call["function"]["name"]) or {}).get("properties") or {}
             for key, value in call["function"]["arguments"].items():
-                kinds = (props.get(key) or {}).get("type")
-                if isinstance(value, str) or "string" not in ([kinds] if isinstance(kinds, str) else kinds or []):
+                if isinstance(value, str) or "string" not in _types(props.get(key) or {}):
                     continue
                 for alt in _printed(value):
                     msg = copy.deepcopy(sc.message)
@@ -501,7 +528,10 @@ class _Runner:
         req = None
         try:
             req = self.request(history, sc.tool_list, kwargs)
-            got = req.parse(text).to_dict()
+            msg = req.parse(text)
+            got = msg.to_dict()
+            flagged = bool(msg.warnings or msg.malformed or msg.truncated
+                           or any(c.invalid or c.truncated for c in msg.tool_calls))
             why_fail = compare(expected, got, text)
             if why_fail is None and self.stream:
                 parser = req.stream()
@@ -518,9 +548,9 @@ class _Runner:
         if why_fail is not None and sc.tools:
             lost = self.indistinct(sc, variant, history, kwargs)
             if lost:   # misread, but the text itself cannot tell: the template cannot express this value
-                return ScenarioResult(sc.name, "n/a", lost, text, expected, got, kwargs, req.prompt)
+                return ScenarioResult(sc.name, "n/a", lost, text, expected, got, kwargs, req.prompt, flagged)
         return ScenarioResult(sc.name, "pass" if why_fail is None else "fail", why_fail or "", text, expected,
-                              got, kwargs, req.prompt)
+                              got, kwargs, req.prompt, flagged)
 
 
 def self_test(tmpl: ChatTemplate, *, scenarios: tuple[Scenario, ...] = SCENARIOS,
@@ -528,11 +558,17 @@ def self_test(tmpl: ChatTemplate, *, scenarios: tuple[Scenario, ...] = SCENARIOS
     """Render each scenario through ``tmpl``, parse the generated part back and compare.
 
     ``stream`` also feeds the text to the stream parser in small chunks and compares the
-    merged deltas. Never raises for a template that loads; a template that cannot render
+    merged deltas. The argument scenarios run as one call first (:data:`ALL_ARGUMENTS`); only
+    when it does not read back do they run one by one. Never raises for a template that loads; a template that cannot render
     a scenario reports it as ``n/a``.
     """
-    runner = _Runner(tmpl, stream)
-    return SelfTestResult(tmpl.name, tuple(runner.run(sc) for sc in scenarios))
+    with verifying():   # its own requests: no verification warning, and no verification started
+        runner = _Runner(tmpl, stream)
+        arguments = {name for _, name, _ in ARGUMENT_SCENARIOS}
+        screened = runner.run(ALL_ARGUMENTS) if any(sc.name in arguments for sc in scenarios) else None
+        return SelfTestResult(tmpl.name, tuple(
+            dataclasses.replace(screened, name=sc.name) if screened is not None and screened.status == "pass"
+            and sc.name in arguments else runner.run(sc) for sc in scenarios))
 
 
 # ------------------------------------------------------------------ the verified analysis

@@ -17,12 +17,15 @@ or the template behind it. Nothing here imports from above :mod:`autoparser.anal
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["ARGUMENT_CAPABILITIES", "Capability", "CapabilityStatus", "Verification", "VerificationSlot"]
+__all__ = ["ARGUMENT_CAPABILITIES", "Capability", "CapabilityStatus", "Verification", "VerificationSlot",
+           "verifying"]
 
 CapabilityStatus = Literal["verified", "failed", "n/a"]
 
@@ -77,19 +80,32 @@ class Verification:
         return {"ok": self.ok, "capabilities": [c.to_dict() for c in self.capabilities]}
 
 
+_VERIFYING: contextvars.ContextVar[bool] = contextvars.ContextVar("autoparser_verifying", default=False)
+
+
+@contextlib.contextmanager
+def verifying() -> Iterator[None]:
+    """While a self-test runs, every slot reads None (its requests get no warning, start no verification)."""
+    token = _VERIFYING.set(True)
+    try:
+        yield
+    finally:
+        _VERIFYING.reset(token)
+
+
 class VerificationSlot:
     """A lazily filled :class:`Verification`: the layer above gives the function that computes it.
 
-    ``get`` runs it once (under a lock; another thread waits) and keeps the record. A nested
-    ``get`` from inside that function (its own requests) sees None. An exception propagates and
-    nothing is kept, so a later ``get`` tries again.
+    ``get`` runs it once (under a lock; another thread waits) and keeps the record. Inside a
+    self-test (:func:`verifying`: that function, or a self-test run directly) ``get`` gives None,
+    so the self-test's own requests are alike whatever was verified before. An exception propagates and nothing is kept,
+    so a later ``get`` tries again.
     """
 
     def __init__(self, value: Verification | None = None) -> None:
         self._value = value
         self._compute: Callable[[], Verification] | None = None
-        self._lock = threading.RLock()
-        self._running = False
+        self._lock = threading.Lock()
 
     def give(self, compute: Callable[[], Verification]) -> None:
         """Set the function that computes the record; the first one given is kept (every template
@@ -104,16 +120,15 @@ class VerificationSlot:
 
     def get(self) -> Verification | None:
         """The record, computed on first use; None with nothing to compute it, or while it runs."""
+        if _VERIFYING.get():
+            return None
         if self._value is not None:
             return self._value
         with self._lock:
-            if self._value is not None or self._running or self._compute is None:
+            if self._value is not None or self._compute is None:
                 return self._value
-            self._running = True
-            try:
+            with verifying():
                 self._value = self._compute()
-            finally:
-                self._running = False
             self._compute = None     # the record is kept; the template behind it is let go
             return self._value
 
