@@ -323,11 +323,13 @@ def test_a_tagged_lone_quote_is_text() -> None:
 
 
 @pytest.mark.corpus
-@pytest.mark.parametrize("text, value", [("do_thing(text=:))", ":)"), ("do_thing(text=:)0)<|eom|>", ":)0"),
-                                         ("do_thing(text=:) 0)", ":) 0"), ("do_thing(text=a)\nSome text", "a")])
-def test_an_unquoted_value_may_hold_a_closer(text: str, value: str) -> None:
+@pytest.mark.parametrize("text, value, warned", [
+    ("do_thing(text=:))", ":)", True), ("do_thing(text=:)0)<|eom|>", ":)0", True), ("do_thing(text=:) 0)", ":) 0", True),
+    ("do_thing(text=a)\nSome text", "a", False), ("do_thing(text=it's {x: [1]})", "it's {x: [1]}", False),
+    ("do_thing(text='quoted, really')", "quoted, really", False)])
+def test_an_unquoted_value_may_hold_a_closer(text: str, value: str, warned: bool) -> None:
     """Unquoted strings (``text=:)0``): the call closes at a closer that the end, a separator or an
-    end marker follows; reading past an earlier one is flagged."""
+    end marker follows; reading past an earlier one is flagged. A quote inside a word is text."""
     path = SHARED / "templates" / "vllm-tool_chat_template_llama4_pythonic.rev-16eda8c4.jinja" if SHARED else None
     if path is None or not path.is_file():
         pytest.skip("not in ../shared/templates")
@@ -336,4 +338,4 @@ def test_an_unquoted_value_may_hold_a_closer(text: str, value: str) -> None:
     req = ChatTemplate.from_file(path, bos_token=turns.BOS, eos_token=turns.EOS).apply(USER, tools=tools)
     msg = _both(req, text)
     assert [json.loads(c.arguments) for c in msg.tool_calls] == [{"text": value}]
-    assert bool(msg.warnings) == (value != "a")
+    assert bool(msg.warnings) == warned

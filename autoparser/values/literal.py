@@ -19,6 +19,7 @@ _WORDS = {"true": True, "false": False, "null": None, "True": True, "False": Fal
 _PAIRS = {"{": "}", "[": "]", "(": ")"}
 _CLOSERS = frozenset(_PAIRS.values())
 _FOLLOWERS = frozenset(",:=})]")      # what may follow a closing quote
+_VALUE_STARTS = frozenset(",:=([{")   # what a quote that opens a string follows
 _UNESCAPED = {q: re.compile(r"\\.|" + q, re.DOTALL) for q in "'\""}
 
 
@@ -27,6 +28,14 @@ def _quoted(body: str, q: str) -> str:
     body = _UNESCAPED[q].sub(lambda m: m.group() if len(m.group()) == 2 else "\\" + q, body)
     text, _ = string_to_json(q + body + q, 0, q)
     return str(json.loads(text, strict=False))
+
+
+def _before(text: str, i: int) -> str:
+    """The last character before ``i`` that is not a blank ("" at the start)."""
+    j = i - 1
+    while j >= 0 and text[j] in " \t\r\n":
+        j -= 1
+    return text[j] if j >= 0 else ""
 
 
 class LiteralEnd:
@@ -40,7 +49,8 @@ class LiteralEnd:
     may follow the literal (the call separator, the section or call end, the turn end). A
     closer that would close the literal closes it when the end of the text or one
     of them follow (after blanks); else it is a candidate and the scan goes on: a later closer that is
-    followed so wins (and the reading counts as unbalanced), else the first candidate does.
+    followed so wins (and the reading counts as unbalanced), else the first candidate does. A
+    quote there opens a string only where a value starts (after ``=``, ``:``, ``,`` or a bracket).
     """
 
     def __init__(self, quotes: tuple[str, ...], followers: tuple[str, ...] | None = None) -> None:
@@ -100,6 +110,8 @@ class LiteralEnd:
                 i += 1
                 continue
             q = next((q for q in self.quotes if text.startswith(q, i)), None)
+            if q is not None and self.bare and len(q) == 1 and _before(text, i) not in _VALUE_STARTS:
+                q = None     # unquoted text: a quote inside a word ("it's") is an apostrophe, not a string
             if q is not None:
                 self.quote = q
                 i += len(q)
