@@ -634,10 +634,10 @@ class TaggedCallReader(CallReader):
         if self.literal_end.unbalanced:
             self.engine.warn("tool arguments had unbalanced brackets; read as far as they pair up")
         raw = buf[self.args_start:self.args_start + end]
-        notes: list[str] = []
+        notes: list[str] | None = [] if lit.bare_strings else None   # quoted strings: a bare value is no string
         try:
             text = self._typed_literal(literal_to_json(raw, lit.quotes, lit.kv_sep, notes))
-            for note in notes:
+            for note in notes or ():
                 self.engine.warn(note, malformed=False)
         except (ValueError, IndexError):
             text = json.dumps({"_raw": raw}, ensure_ascii=False)
