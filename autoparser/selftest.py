@@ -114,15 +114,12 @@ def _call(i: int, name: str, args: dict[str, Any]) -> dict[str, Any]:
 class Scenario:
     name: str
     message: dict[str, Any]
-    tools: bool = False        # render with the probe tools ...
+    tools: bool = False        # render with the probe tools
     thinking: bool = False     # render with thinking switched on
-    tool_set: tuple[dict[str, Any], ...] = ()   # ... or with these
 
     @property
     def tool_list(self) -> list[dict[str, Any]] | None:
-        if not self.tools:
-            return None
-        return list(self.tool_set) if self.tool_set else PROBE_TOOLS
+        return PROBE_TOOLS if self.tools else None
 
 
 #: the turns: content, reasoning, calls and text around them

@@ -187,13 +187,16 @@ def test_failed_tool_verification_warns_every_message_and_logs_once() -> None:
 
 @pytest.mark.corpus
 def test_an_argument_type_that_fails() -> None:
-    v = _corpus("MiniMax-M3.jinja").analysis.verification     # template markup inside nested values
+    tmpl = _corpus("MiniMax-M3.jinja")
+    v = tmpl.analysis.verification     # template markup inside nested values
     assert v is not None
     nested = v.get("nested object arguments")
     assert nested is not None and nested.status == "failed" and nested.scenario == "args_objects"
     assert nested.calls_misread and "arguments" in nested.reason
     assert v.get("string arguments").status == "verified"     # type: ignore[union-attr]
     assert nested in v.tool_calls_failed
+    row = tmpl.self_test.get("args_objects")
+    assert row is not None and row.status == "fail" and row.flagged     # the call guard marks it too
 
 
 @pytest.mark.corpus
