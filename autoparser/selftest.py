@@ -1,31 +1,45 @@
 """Self-test: render known assistant turns through a template and parse them back.
 
 For each scenario (content; reasoning + content; one call; two calls; content + call;
-reasoning + call) the template renders a history with the generation prompt, then
-the same history plus the assistant message. The text after the generation prompt
+reasoning + call; and one call per argument type: strings with quotes, unicode and
+newlines, numbers, booleans, null, nested objects, arrays) the template renders a
+history with the generation prompt, then the same history plus the assistant message. The text after the generation prompt
 is what a model would have written; with the end-of-turn text cut off (a server stops
 there) it goes through ``Request.parse`` and, in small chunks, through the stream
 parser, and both must give back the message that was rendered.
 
 A scenario is ``n/a`` when the template itself cannot express it: it raises, leaves
 a part out (no tool support, reasoning dropped from history), or re-renders the
-history so that the generation prompt is not where the turn starts.
+history so that the generation prompt is not where the turn starts, or renders an
+argument exactly as it renders a string its schema also allows (``None`` as ``"None"``).
+
+:func:`verification` folds a result into the analysis' record (``analysis.verification``,
+one :class:`Capability` per scenario); ``ChatTemplate.analysis`` gives the analysis this
+self-test on the template itself.
 
 >>> from autoparser import ChatTemplate
 >>> from autoparser.selftest import self_test
 >>> result = self_test(ChatTemplate.from_file("templates/hermes_json.jinja"))
 >>> result.ok, result.counts()
-(True, {'pass': 4, 'fail': 0, 'n/a': 2})
+(True, {'pass': 10, 'fail': 0, 'n/a': 2})
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from .analysis.verification import (
+    ARGUMENT_CAPABILITIES,
+    Capability,
+    CapabilityStatus,
+    Verification,
+    verifying,
+)
 from .decisions.row import TemplateLike
 from .diff.split import fix_prefix_end
 from .errors import AutoparserError
@@ -34,8 +48,8 @@ from .runtime.message import Message, merge_deltas
 if TYPE_CHECKING:
     from .analysis.model import ReasoningFormat
 
-__all__ = ["PROBE_TOOLS", "SCENARIOS", "Capability", "Scenario", "ScenarioResult", "SelfTestResult", "Verification",
-           "self_test", "verification"]
+__all__ = ["ALL_ARGUMENTS", "ARGUMENT_SCENARIOS", "PROBE_TOOLS", "SCENARIOS", "TURN_SCENARIOS", "Capability", "Scenario", "ScenarioResult",
+           "SelfTestResult", "Verification", "self_test", "verification"]
 
 
 class _Parser(Protocol):
@@ -67,6 +81,15 @@ PROBE_TOOLS: list[dict[str, Any]] = [
         "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}}, ["city"]),
     _tool("search_docs", "Search the documentation.", {
         "query": {"type": "string"}, "limit": {"type": "integer"}}, ["query"]),
+    # a tool whose schema declares every argument type (the argument scenarios call it)
+    _tool("lookup", "Look things up.", {
+        "query": {"type": "string"}, "code": {"type": "string"}, "top_k": {"type": "integer"},
+        "ratio": {"type": "number"}, "exact": {"type": "boolean"}, "since": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+        "filters": {"type": "object", "properties": {
+            "lang": {"type": "string"}, "depth": {"type": "integer"},
+            "scope": {"type": "object", "properties": {"site": {"type": "string"}}}}},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "ids": {"type": "array", "items": {"type": "integer"}}}, ["query"]),
 ]
 WEATHER = {"city": "Paris, France", "unit": "celsius"}
 SEARCH = {"query": "tool parsing", "limit": 3}
@@ -94,8 +117,13 @@ class Scenario:
     tools: bool = False        # render with the probe tools
     thinking: bool = False     # render with thinking switched on
 
+    @property
+    def tool_list(self) -> list[dict[str, Any]] | None:
+        return PROBE_TOOLS if self.tools else None
 
-SCENARIOS: tuple[Scenario, ...] = (
+
+#: the turns: content, reasoning, calls and text around them
+TURN_SCENARIOS: tuple[Scenario, ...] = (
     Scenario("content", {"role": "assistant", "content": ANSWER}),
     Scenario("reasoning", {"role": "assistant", "reasoning_content": REASONING, "content": ANSWER}, thinking=True),
     Scenario("tool", {"role": "assistant", "content": "", "tool_calls": [_call(1, "get_weather", WEATHER)]},
@@ -107,6 +135,26 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario("reasoning_tool", {"role": "assistant", "reasoning_content": REASONING, "content": "",
                                 "tool_calls": [_call(1, "get_weather", WEATHER)]}, tools=True, thinking=True),
 )
+# one call per argument type: (capability, scenario, arguments of ``lookup``)
+ARGUMENT_SCENARIOS: tuple[tuple[str, str, dict[str, Any]], ...] = tuple(zip(ARGUMENT_CAPABILITIES, (
+    "args_strings", "args_numbers", "args_booleans", "args_null", "args_objects", "args_arrays"), (
+    {"query": 'naïve café "quoted" 東京 😀', "code": "def f(x):\n    return {x: [1, 2]}  # it's fine"},
+    {"query": "tool parsing", "top_k": 7, "ratio": -0.25},
+    {"query": "tool parsing", "exact": True},
+    {"query": "tool parsing", "since": None},
+    {"query": "tool parsing", "filters": {"lang": "en", "depth": 2, "scope": {"site": "docs"}}},
+    {"query": "tool parsing", "tags": ["alpha", "beta"], "ids": [1, 2]},
+), strict=True))
+SCENARIOS: tuple[Scenario, ...] = TURN_SCENARIOS + tuple(
+    Scenario(name, {"role": "assistant", "content": "", "tool_calls": [_call(3, "lookup", args)]}, tools=True)
+    for _, name, args in ARGUMENT_SCENARIOS)
+_ALL_ARGUMENTS: dict[str, Any] = {}
+for _, _, _args_of_one in ARGUMENT_SCENARIOS:
+    _ALL_ARGUMENTS.update({k: v for k, v in _args_of_one.items() if k not in _ALL_ARGUMENTS})
+#: one call with every argument type: when it reads back, each argument scenario passes with it
+#: (one rendering and parse instead of six); else each runs alone, to say which type fails
+ALL_ARGUMENTS = Scenario("args_all", {"role": "assistant", "content": "",
+                                      "tool_calls": [_call(3, "lookup", _ALL_ARGUMENTS)]}, tools=True)
 
 
 # ------------------------------------------------------------------ results
@@ -120,10 +168,12 @@ class ScenarioResult:
     got: dict[str, Any] | None = None               # what the parser gave back
     kwargs: dict[str, Any] = field(default_factory=dict)   # chat_template_kwargs used
     prompt: str = ""                                # the prompt the text was generated after
+    flagged: bool = False                           # the parse said it may be wrong (a warning, malformed,
+    #                                                 a call marked invalid or truncated)
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "status": self.status, "why": self.why, "text": self.text,
-                "expected": self.expected, "got": self.got, "kwargs": dict(self.kwargs)}
+                "expected": self.expected, "got": self.got, "kwargs": dict(self.kwargs), "flagged": self.flagged}
 
 
 @dataclass(frozen=True)
@@ -291,6 +341,29 @@ def _stringify_args(msg: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _printed(value: Any) -> list[str]:
+    """The strings a template may print for a value that is not one (None as "None", True as "true")."""
+    if value is None:
+        return ["None", "null", ""]
+    if isinstance(value, bool):
+        return [str(value), json.dumps(value)]
+    if isinstance(value, (int, float)):
+        return [str(value)]
+    return []
+
+
+def _types(schema: dict[str, Any]) -> list[str]:
+    """The JSON types a schema allows (``type``, or its ``anyOf``/``oneOf`` branches')."""
+    kind = schema.get("type")
+    if kind is not None:
+        return [kind] if isinstance(kind, str) else list(kind)
+    return [t for key in ("anyOf", "oneOf") for branch in schema.get(key) or [] for t in _types(branch)]
+
+
+def _tool_names(tools: list[dict[str, Any]] | None) -> list[str] | None:
+    return None if tools is None else [t["function"]["name"] for t in tools]
+
+
 def _chunks(text: str, size: int) -> Iterator[str]:
     for i in range(0, len(text), size):
         yield text[i:i + size]
@@ -304,10 +377,11 @@ class _Runner:
         self.stream = stream
         self._eot: dict[str, str] = {}
         self._renders: dict[str, str | AutoparserError] = {}
+        self._requests: dict[str, _Parser] = {}
 
     def _render(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, agp: bool, kwargs: dict[str, Any]) -> str:
         """Render (cached: every scenario shares the prompts); a refusal is re-raised from the cache."""
-        key = json.dumps([messages, tools is not None, agp, kwargs], sort_keys=True)
+        key = json.dumps([messages, _tool_names(tools), agp, kwargs], sort_keys=True)
         hit = self._renders.get(key)
         if hit is None:
             try:
@@ -318,6 +392,15 @@ class _Runner:
         if isinstance(hit, AutoparserError):
             raise hit
         return hit
+
+    def request(self, history: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
+                kwargs: dict[str, Any]) -> _Parser:
+        """The request for a prompt (cached: scenarios with the same history, tools and kwargs share one)."""
+        key = json.dumps([history, _tool_names(tools), kwargs], sort_keys=True)
+        req = self._requests.get(key)
+        if req is None:
+            req = self._requests[key] = self.tmpl.apply(history, tools=tools, chat_template_kwargs=kwargs or None)
+        return req
 
     def kwarg_options(self, sc: Scenario) -> list[dict[str, Any]]:
         r = self.analysis.reasoning
@@ -374,7 +457,7 @@ class _Runner:
     def expected_text(self, sc: Scenario, history: list[dict[str, Any]], kwargs: dict[str, Any]
                       ) -> tuple[str | None, str, dict[str, Any] | None]:
         """(generated text, why not applicable, the message variant that rendered)."""
-        tools = PROBE_TOOLS if sc.tools else None
+        tools = sc.tool_list
         why = "template raised"
         variants = [sc.message, _stringify_args(sc.message)] if sc.tools else [sc.message]
         for variant in variants:
@@ -398,6 +481,30 @@ class _Runner:
             return out, "", variant
         return None, why, None
 
+    def indistinct(self, sc: Scenario, variant: dict[str, Any], history: list[dict[str, Any]],
+                   kwargs: dict[str, Any]) -> str:
+        """Why no parser can read an argument back ("" if one can): the template renders a value
+        exactly as it renders a string its schema also allows (``since=None`` as ``"None"``)."""
+        tools, stringified = sc.tool_list, variant is not sc.message
+        full = self._render([*history, variant], tools, False, kwargs)
+        schemas = {t["function"]["name"]: t["function"].get("parameters") or {} for t in tools or []}
+        for i, call in enumerate(sc.message.get("tool_calls") or []):
+            props = (schemas.get(call["function"]["name"]) or {}).get("properties") or {}
+            for key, value in call["function"]["arguments"].items():
+                if isinstance(value, str) or "string" not in _types(props.get(key) or {}):
+                    continue
+                for alt in _printed(value):
+                    msg = copy.deepcopy(sc.message)
+                    msg["tool_calls"][i]["function"]["arguments"][key] = alt
+                    try:
+                        same = self._render([*history, _stringify_args(msg) if stringified else msg], tools,
+                                            False, kwargs) == full
+                    except AutoparserError:
+                        continue
+                    if same:
+                        return f"template renders {key}={json.dumps(value)} as the string {alt!r}"
+        return ""
+
     def run(self, sc: Scenario) -> ScenarioResult:
         skip = self.cannot_render(sc)
         if skip:
@@ -417,9 +524,11 @@ class _Runner:
         expected = copy.deepcopy(sc.message)
         req = None
         try:
-            req = self.tmpl.apply(history, tools=PROBE_TOOLS if sc.tools else None,
-                                  chat_template_kwargs=kwargs or None)
-            got = req.parse(text).to_dict()
+            req = self.request(history, sc.tool_list, kwargs)
+            msg = req.parse(text)
+            got = msg.to_dict()
+            flagged = bool(msg.warnings or msg.malformed or msg.truncated
+                           or any(c.invalid or c.truncated for c in msg.tool_calls))
             why_fail = compare(expected, got, text)
             if why_fail is None and self.stream:
                 parser = req.stream()
@@ -433,8 +542,12 @@ class _Runner:
         except Exception as e:  # a crash in the parser is a failure of this scenario, not of the run
             return ScenarioResult(sc.name, "fail", f"{type(e).__name__}: {e}".splitlines()[0][:200], text,
                                   expected, None, kwargs, req.prompt if req is not None else "")
+        if why_fail is not None and sc.tools:
+            lost = self.indistinct(sc, variant, history, kwargs)
+            if lost:   # misread, but the text itself cannot tell: the template cannot express this value
+                return ScenarioResult(sc.name, "n/a", lost, text, expected, got, kwargs, req.prompt, flagged)
         return ScenarioResult(sc.name, "pass" if why_fail is None else "fail", why_fail or "", text, expected,
-                              got, kwargs, req.prompt)
+                              got, kwargs, req.prompt, flagged)
 
 
 def self_test(tmpl: ChatTemplate, *, scenarios: tuple[Scenario, ...] = SCENARIOS,
@@ -442,62 +555,45 @@ def self_test(tmpl: ChatTemplate, *, scenarios: tuple[Scenario, ...] = SCENARIOS
     """Render each scenario through ``tmpl``, parse the generated part back and compare.
 
     ``stream`` also feeds the text to the stream parser in small chunks and compares the
-    merged deltas. Never raises for a template that loads; a template that cannot render
+    merged deltas. The argument scenarios run as one call first (:data:`ALL_ARGUMENTS`); only
+    when it does not read back do they run one by one. Never raises for a template that loads; a template that cannot render
     a scenario reports it as ``n/a``.
     """
-    runner = _Runner(tmpl, stream)
-    return SelfTestResult(tmpl.name, tuple(runner.run(sc) for sc in scenarios))
+    with verifying():   # its own requests: no verification warning, and no verification started
+        runner = _Runner(tmpl, stream)
+        arguments = {name for _, name, _ in ARGUMENT_SCENARIOS}
+        screened = runner.run(ALL_ARGUMENTS) if any(sc.name in arguments for sc in scenarios) else None
+        return SelfTestResult(tmpl.name, tuple(
+            dataclasses.replace(screened, name=sc.name) if screened is not None and screened.status == "pass"
+            and sc.name in arguments else runner.run(sc) for sc in scenarios))
 
 
 # ------------------------------------------------------------------ the verified analysis
-CapabilityStatus = Literal["verified", "failed", "n/a"]
 # scenario -> the capability it shows
-CAPABILITIES = {"content": "content", "reasoning": "reasoning", "tool": "one call", "parallel": "parallel calls",
-                "content_tool": "content before a call", "reasoning_tool": "reasoning before a call"}
-TOOL_SCENARIOS = ("tool", "parallel", "content_tool", "reasoning_tool")
+CAPABILITIES: dict[str, str] = {
+    "content": "content", "reasoning": "reasoning", "tool": "one call", "parallel": "parallel calls",
+    "content_tool": "content before a call", "reasoning_tool": "reasoning before a call",
+    **{name: cap for cap, name, _ in ARGUMENT_SCENARIOS}}
+_STATUS: dict[Status, CapabilityStatus] = {"pass": "verified", "fail": "failed", "n/a": "n/a"}
 
 
-@dataclass(frozen=True)
-class Capability:
-    """One capability of the analysis, as the self-test found it."""
-
-    name: str                         # "one call", "parallel calls", ...
-    status: CapabilityStatus
-    scenario: str                     # the self-test scenario that shows it
-    reason: str = ""                  # why it failed, or why it does not apply
-
-    def to_dict(self) -> dict[str, str]:
-        return {"name": self.name, "status": self.status, "scenario": self.scenario, "reason": self.reason}
-
-
-@dataclass(frozen=True)
-class Verification:
-    """The self-test as part of the analysis: which capabilities were read back right."""
-
-    template: str
-    capabilities: tuple[Capability, ...] = ()
-
-    def get(self, name: str) -> Capability | None:
-        return next((c for c in self.capabilities if c.name == name or c.scenario == name), None)
-
-    @property
-    def failed(self) -> tuple[Capability, ...]:
-        return tuple(c for c in self.capabilities if c.status == "failed")
-
-    @property
-    def tool_calls_failed(self) -> tuple[Capability, ...]:
-        """Failed capabilities that involve tool calls: the parser may misread calls."""
-        return tuple(c for c in self.failed if c.scenario in TOOL_SCENARIOS)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"template": self.template, "capabilities": [c.to_dict() for c in self.capabilities]}
+def _calls_misread(r: ScenarioResult) -> bool:
+    """A failed scenario with calls whose calls themselves were read wrong (not only its text)."""
+    want = (r.expected or {}).get("tool_calls")
+    if r.status != "fail" or not want:
+        return False
+    if r.got is None or not r.why.removeprefix("stream: ").startswith(("reasoning ", "content ")):
+        return True
+    return compare({"tool_calls": want}, {"tool_calls": r.got.get("tool_calls")}, r.text) is not None
 
 
 def verification(result: SelfTestResult) -> Verification:
-    """The capabilities a self-test result shows."""
-    caps = []
-    for sc in result.scenarios:
-        status: CapabilityStatus = "verified" if sc.status == "pass" else "failed" if sc.status == "fail" else "n/a"
-        caps.append(Capability(CAPABILITIES.get(sc.name, sc.name), status, sc.name, sc.why))
-    return Verification(result.template, tuple(caps))
+    """The capabilities a self-test result shows (one per scenario)."""
+    return Verification(tuple(
+        Capability(CAPABILITIES.get(sc.name, sc.name), _STATUS[sc.status], sc.name, sc.why,
+                   calls=bool((sc.expected or {}).get("tool_calls")) or sc.name in _CALL_SCENARIOS,
+                   calls_misread=_calls_misread(sc))
+        for sc in result.scenarios))
 
+
+_CALL_SCENARIOS = frozenset(sc.name for sc in SCENARIOS if sc.tools)

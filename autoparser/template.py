@@ -24,6 +24,7 @@ from .runtime.whole import whole_steps
 from .selftest import SelfTestResult, Verification, self_test, verification
 
 logger = logging.getLogger("autoparser")
+_warned: set[str] = set()   # digests of templates whose failed tool-call verification was logged
 
 if TYPE_CHECKING:
     from .decisions.row import DecisionRow
@@ -39,8 +40,6 @@ class ChatTemplate:
                  special_tokens: frozenset[str] | None = None, limits: RenderLimits | None = None) -> None:
         self.renderer = Renderer(source, name=name, bos_token=bos_token, eos_token=eos_token, limits=limits)
         self.special_tokens = special_tokens
-        self._verifying = False     # the self-test is running: its own requests get no warning
-        self._warned = False        # the failed verification was logged (once per template)
         self._envelopes: dict[str, Envelopes | str] = {}   # structural-tag call envelopes, by tools and kwargs
 
     # ------------------------------------------------------------ constructors
@@ -80,36 +79,41 @@ class ChatTemplate:
 
     @cached_property
     def analysis(self) -> Analysis:
-        return analyze(self.renderer)
+        analysis = analyze(self.renderer)
+        # ``analysis.verification`` self-tests this template on first use (the first template given
+        # to an analysis shared by digest is kept: they all render alike)
+        analysis.verification_slot.give(lambda: verification(self.self_test))
+        return analysis
 
-    @cached_property
-    def verification(self) -> Verification:
-        """The self-test as part of the analysis (``autoparser check`` prints the same): per
-        capability verified, failed (with the reason and the scenario) or n/a. Computed on
-        first use, once per template."""
-        self._verifying = True
-        try:
-            return verification(self.self_test)
-        finally:
-            self._verifying = False
+    @property
+    def verification(self) -> Verification | None:
+        """``analysis.verification`` (an alias): per capability verified, failed (with the reason and
+        the scenario) or n/a; None only inside the self-test, while it runs."""
+        return self.analysis.verification
 
     @cached_property
     def self_test(self) -> SelfTestResult:
-        """Known assistant turns rendered through the template and parsed back (``autoparser.selftest``)."""
+        """Known assistant turns rendered through the template and parsed back (``autoparser.selftest``):
+        the run ``analysis.verification`` is folded from (``autoparser debug`` shows its texts)."""
         return self_test(self)
 
     def _tool_call_warning(self) -> str:
-        """A warning for requests with tools when the template's calls failed the self-test ("" if not)."""
-        if self._verifying:
-            return ""
-        failed = self.verification.tool_calls_failed
-        if not failed:
-            return ""
-        first = failed[0]
-        warning = (f"{self.name}: tool calls failed autoparser's self-test ({first.name}: {first.reason}); "
-                   "parsed calls may be wrong")
-        if not self._warned:
-            self._warned = True
+        """A warning for requests with tools when the template's calls failed the self-test ("" if not),
+        logged once per template."""
+        try:
+            v = self.analysis.verification
+        except Exception as e:   # the self-test never raises by design; a bug in it must not stop requests
+            warning = (f"{self.name}: autoparser's self-test raised {type(e).__name__}: {e}; "
+                       "parsed calls are unverified")
+        else:
+            failed = v.tool_calls_failed if v is not None else ()
+            if not failed:
+                return ""
+            first = failed[0]
+            warning = (f"{self.name}: tool calls failed autoparser's self-test ({first.name}: {first.reason}); "
+                       "parsed calls may be wrong")
+        if self.analysis.digest not in _warned:
+            _warned.add(self.analysis.digest)
             logger.warning(warning)
         return warning
 

@@ -7,20 +7,24 @@ For every ``*.jinja`` in the third-party corpus (``../shared/templates``, or
 * **cold**: clear the analysis and compile caches, then time
   ``ChatTemplate.from_file(...)`` plus the first ``.analysis`` (compile + every probe render);
   best of ``--repeat`` runs;
+* **cold + verification**: the same, plus ``tmpl.analysis.verification`` (the self-test
+  that verifies the analysis, issue 17): what a server pays before its first request;
 * **warm apply**: with that analysis cached, time ``tmpl.apply(history, tools=TOOLS)``
   (one render of the prompt plus building the parser spec); median of ``--applies`` calls.
 
 Both are measured as CPU time of this process (``time.process_time``, robust to other load on
 the machine) and as wall time (``time.perf_counter``). Prints median / p90 / max over
 templates, the slowest templates, and the failures. The targets apply to the CPU figures:
-median cold analysis <= 30 ms, median warm apply <= 1 ms.
+median cold analysis (verification included) <= 30 ms, median warm apply <= 1 ms.
+``--key`` times the key templates (``../shared/conformance/key-templates.txt``) only.
 
-    python benchmarks/analysis.py [--repeat N] [--applies N] [--slowest 5] [PATH ...]
+    python benchmarks/analysis.py [--key] [--repeat N] [--applies N] [--slowest 5] [PATH ...]
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import statistics
 import sys
@@ -81,6 +85,7 @@ class Result:
     name: str
     cold_ms: float | None = None
     cold_wall_ms: float | None = None
+    verified_ms: float | None = None      # cold analysis plus its verification (CPU)
     apply_ms: float | None = None
     apply_wall_ms: float | None = None
     errors: list[str] = field(default_factory=list)
@@ -96,6 +101,7 @@ def time_template(path: Path, repeat: int, applies: int) -> Result:
     tmpl: ChatTemplate | None = None
     cpu: list[float] = []
     wall: list[float] = []
+    verified: list[float] = []
     for _ in range(max(1, repeat)):
         clear_caches()
         c0, t0 = time.process_time(), time.perf_counter()
@@ -107,7 +113,11 @@ def time_template(path: Path, repeat: int, applies: int) -> Result:
             return res
         wall.append(time.perf_counter() - t0)
         cpu.append(time.process_time() - c0)
+        verification = getattr(tmpl.analysis, "verification", None)   # older trees: none
+        if verification is not None:
+            verified.append(time.process_time() - c0)
     res.cold_ms, res.cold_wall_ms = 1000 * min(cpu), 1000 * min(wall)
+    res.verified_ms = 1000 * min(verified) if verified else None
     assert tmpl is not None
     last_error = ""
     for history in HISTORIES:
@@ -143,15 +153,20 @@ def pct(values: list[float], q: float) -> float:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("paths", nargs="*", help="templates or folders (default: the shared corpus)")
+    ap.add_argument("--key", action="store_true", help="the key templates of ../shared/conformance only")
     ap.add_argument("--repeat", type=int, default=3, help="cold runs per template, best kept (default 3)")
     ap.add_argument("--applies", type=int, default=20, help="warm apply() calls per template (default 20)")
     ap.add_argument("--slowest", type=int, default=5)
     ap.add_argument("--errors", action="store_true", help="list every template that failed")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     args = ap.parse_args(argv)
+    logging.getLogger("autoparser").setLevel(logging.ERROR)   # the verification's failed-template warnings
 
     paths = args.paths or [str(shared_dir() / "templates")]
     files = collect(paths)
+    if args.key:
+        key = set((shared_dir() / "conformance" / "key-templates.txt").read_text(encoding="utf-8").split())
+        files = [f for f in files if f.name in key]
     if not files:
         print(f"no templates found in {', '.join(paths)}", file=sys.stderr)
         return 2
@@ -168,6 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     rows: tuple[tuple[str, list[float], float | None], ...] = (
         ("cold analysis, CPU (ms)", cold, COLD_TARGET_MS),
         ("cold analysis, wall (ms)", [r.cold_wall_ms for r in results if r.cold_wall_ms is not None], None),
+        ("cold + verification (ms)", [r.verified_ms for r in results if r.verified_ms is not None], COLD_TARGET_MS),
         ("warm apply, CPU (ms)", warm, APPLY_TARGET_MS),
         ("warm apply, wall (ms)", [r.apply_wall_ms for r in results if r.apply_wall_ms is not None], None))
     for label, values, target in rows:

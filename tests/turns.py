@@ -344,30 +344,38 @@ def build_cases(path: Path, corpus: bool = False, only: list[str] | None = None)
     for sc in SCENARIOS:
         if only is not None and sc.name not in only:
             continue
-        tools = TOOLS if sc.needs_tools else None
-        found: tuple[str, list[Msg], dict[str, Any], Msg] | None = None
-        for kwargs in ([{"enable_thinking": True}] if sc.thinking else [{}, {"enable_thinking": False}]):
-            for history in HISTORIES:
-                try:
-                    out, _why, variant = expected_text(ref, history, sc.msg, tools, kwargs)
-                except Exception:
-                    out, variant = None, None
-                if out is not None and variant is not None:
-                    found = (out, history, kwargs, variant)
-                    break
-            if found:
-                break
-        if found is None:
+        case = case_for(ref, path, sc.name, sc.msg, TOOLS if sc.needs_tools else None, sc.thinking, corpus)
+        if case is None:
             continue
-        out, history, kwargs, variant = found
-        try:
-            out = strip_end_of_turn(out, end_of_turn(ref, history, kwargs))
-        except Exception:
-            continue
-        if sc.name == "escaped_args" and json.dumps(ESCAPED, ensure_ascii=True) not in out:
+        if sc.name == "escaped_args" and json.dumps(ESCAPED, ensure_ascii=True) not in case.text:
             continue  # the template re-serialises string arguments: no escapes to split
-        cases.append(Case(path, sc.name, history, tools, kwargs, out, variant, corpus))
+        cases.append(case)
     return cases
+
+
+def case_for(ref: Reference, path: Path, name: str, msg: Msg, tools: list[Msg] | None, thinking: bool = False,
+             corpus: bool = False) -> Case | None:
+    """The case for one assistant message (None when the template cannot express it)."""
+    found: tuple[str, list[Msg], dict[str, Any], Msg] | None = None
+    for kwargs in ([{"enable_thinking": True}] if thinking else [{}, {"enable_thinking": False}]):
+        for history in HISTORIES:
+            try:
+                out, _why, variant = expected_text(ref, history, msg, tools, kwargs)
+            except Exception:
+                out, variant = None, None
+            if out is not None and variant is not None:
+                found = (out, history, kwargs, variant)
+                break
+        if found:
+            break
+    if found is None:
+        return None
+    out, history, kwargs, variant = found
+    try:
+        out = strip_end_of_turn(out, end_of_turn(ref, history, kwargs))
+    except Exception:
+        return None
+    return Case(path, name, history, tools, kwargs, out, variant, corpus)
 
 
 # ---------------------------------------------------------------- comparison

@@ -86,7 +86,7 @@ def analyze(renderer: Renderer) -> Analysis:
         analysis = _analyze(renderer)
         _cache.put(key, analysis)
     if analysis.template != renderer.name:   # same template under another name: same analysis
-        analysis = dataclasses.replace(analysis, template=renderer.name)
+        analysis = analysis.renamed(renderer.name)
     return analysis
 
 

@@ -11,6 +11,8 @@ import dataclasses
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
+from .verification import Verification, VerificationSlot
+
 SCHEMA_VERSION = 1
 
 ReasoningMode = Literal["none", "tagged", "delimiter"]
@@ -135,6 +137,34 @@ class Analysis:
     handler: str = ""                # name of a dedicated handler in analysis.special, if any
     notes: tuple[str, ...] = ()      # what the analysis was unsure of
     version: int = SCHEMA_VERSION
+
+    def __post_init__(self) -> None:
+        # not a field: no part of the data (to_dict, equality), filled by the layer above
+        object.__setattr__(self, "_verification", VerificationSlot())
+
+    @property
+    def verification(self) -> Verification | None:
+        """Whether the parser reads back what this template renders, per capability
+        (:mod:`autoparser.analysis.verification`). Computed on first use by the function the API
+        layer gave (``ChatTemplate.analysis`` gives the self-test) and cached with this analysis.
+        None when nothing can compute it (an analysis read with ``from_dict``, or unpickled before
+        it was verified) and, inside the self-test itself, while it runs."""
+        return self.verification_slot.get()
+
+    @property
+    def verification_slot(self) -> VerificationSlot:
+        """The slot behind :attr:`verification` (the API layer gives it its function)."""
+        slot: VerificationSlot | None = self.__dict__.get("_verification")
+        if slot is None:   # unpickled from a version without the slot
+            slot = VerificationSlot()
+            object.__setattr__(self, "_verification", slot)
+        return slot
+
+    def renamed(self, name: str) -> Analysis:
+        """This analysis under another template name, sharing its verification (same digest)."""
+        out = dataclasses.replace(self, template=name)
+        object.__setattr__(out, "_verification", self.verification_slot)
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (tuples become lists)."""

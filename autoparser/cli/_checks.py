@@ -316,6 +316,9 @@ def _failed(item: Item, display: str, kind: str, exc: BaseException, start: floa
     return res.to_dict()
 
 
+_SCENARIO_STATUS = {"verified": "pass", "failed": "fail", "n/a": "n/a"}
+
+
 def _check_source(item: Item, src: TemplateSource, stem: str, options: Options, start: float) -> Result:
 
     display = item.display
@@ -345,14 +348,17 @@ def _check_source(item: Item, src: TemplateSource, stem: str, options: Options, 
     res.content = "wrapped" if (analysis.content.start or analysis.content.end) else "plain"
     res.problems += [Problem(UNDETECTED, msg) for msg in undetected(analysis)]
     if options.selftest:
-        try:
-            st = tmpl.self_test       # the same record tmpl.verification reads (one source of truth)
+        try:   # one source of truth: the record the library itself uses at run time
+            verification = analysis.verification
         except Exception as e:
             res.problems.append(Problem(CRASH, f"self-test raised {type(e).__name__}: {e}".splitlines()[0][:300]))
         else:
-            res.selftest = {s.name: s.status for s in st.scenarios}
-            for s in st.failures:
-                res.problems.append(Problem(SELFTEST, f"self-test {s.name}: {s.why}"))
+            if verification is None:
+                res.problems.append(Problem(CRASH, "self-test did not run"))
+            else:
+                res.selftest = {c.scenario: _SCENARIO_STATUS[c.status] for c in verification.capabilities}
+                for c in verification.failed:
+                    res.problems.append(Problem(SELFTEST, f"self-test {c.scenario}: {c.reason}"))
     if options.expect != "off":
         _expectation(res, analysis, Path(item.expect_dir) / f"{stem}{EXPECT_SUFFIX}", options)
     res.decide()

@@ -6,8 +6,10 @@ a folder is searched for *.jinja, *.gguf and model folders) this
 1. loads and renders it (a template that does not compile or render fails);
 2. analyses it and flags undetected support: the template renders tool calls or
    reasoning but no format was found;
-3. runs the self-test: renders known turns (content, reasoning, one and two tool calls,
-   content with a call) and parses them back (see autoparser.selftest);
+3. reports the self-test as the template's ``analysis.verification`` (the record the library
+   itself uses at run time): known turns (content, reasoning, one and two tool calls, content
+   or reasoning with a call, one call per argument type) rendered and parsed back (see
+   autoparser.selftest and autoparser.analysis.verification);
 4. compares the analysis with the stored expectation <stem>.expected.json (beside the
    template, or in --expect DIR); --update writes the expectations instead.
 

@@ -560,7 +560,7 @@ class TaggedCallReader(CallReader):
                 self._args("{}")
                 self.phase = "close"
                 return "next", pos
-            self.literal_end = LiteralEnd(self.fmt.literal.quotes)
+            self.literal_end = LiteralEnd(self.fmt.literal.quotes, self._followers())
             self.args_start = i
             self.phase = "literal_args"
             return "next", i
@@ -611,7 +611,7 @@ class TaggedCallReader(CallReader):
     def _literal_args(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
         lit = self.fmt.literal
         assert lit is not None
-        end = self.literal_end.feed(buf, self.args_start)
+        end = self.literal_end.feed(buf, self.args_start, final)
         if end is None:
             if not final:
                 return "more", len(buf)
@@ -634,8 +634,11 @@ class TaggedCallReader(CallReader):
         if self.literal_end.unbalanced:
             self.engine.warn("tool arguments had unbalanced brackets; read as far as they pair up")
         raw = buf[self.args_start:self.args_start + end]
+        notes: list[str] | None = [] if lit.bare_strings else None   # quoted strings: a bare value is no string
         try:
-            text = self._typed_literal(literal_to_json(raw, lit.quotes, lit.kv_sep))
+            text = self._typed_literal(literal_to_json(raw, lit.quotes, lit.kv_sep, notes))
+            for note in notes or ():
+                self.engine.warn(note, malformed=False)
         except (ValueError, IndexError):
             text = json.dumps({"_raw": raw}, ensure_ascii=False)
             self.engine.warn("tool arguments did not parse; kept raw")
@@ -652,6 +655,15 @@ class TaggedCallReader(CallReader):
         """Literal arguments (JSON text) with their values typed by the tool's schema."""
         schema = self.engine.schema(self.name)
         return json.dumps(coerce(json.loads(text), schema), ensure_ascii=False) if schema else text
+
+    def _followers(self) -> tuple[str, ...] | None:
+        """What may follow literal arguments whose strings are unquoted (None when they are quoted)."""
+        assert self.fmt.literal is not None
+        if not self.fmt.literal.bare_strings:
+            return None
+        marks = (self.fmt.separator, self.fmt.call_close, self.fmt.call_end, self.fmt.section_end,
+                 *self.engine.plan.stops)
+        return tuple(dict.fromkeys(m.strip() for m in marks if m.strip()))
 
     def _literal_cut(self, buf: str) -> int | None:
         """Where the first end marker of the call (or of its section) after the arguments starts."""
@@ -885,6 +897,9 @@ def typed_value(raw: str, schema: dict[str, Any]) -> str:
             value = json.loads(cand)
         except ValueError:
             continue
+        if isinstance(value, str) and cand is not stripped and \
+                not (len(stripped) >= 2 and stripped[0] == stripped[-1] and stripped[0] in "'\""):
+            continue   # a lone or unbalanced quote is text, not a Python string literal
         if wanted and "string" in wanted and isinstance(value, (dict, list)) and "object" not in wanted \
                 and "array" not in wanted:
             break

@@ -19,6 +19,7 @@ _WORDS = {"true": True, "false": False, "null": None, "True": True, "False": Fal
 _PAIRS = {"{": "}", "[": "]", "(": ")"}
 _CLOSERS = frozenset(_PAIRS.values())
 _FOLLOWERS = frozenset(",:=})]")      # what may follow a closing quote
+_VALUE_STARTS = frozenset(",:=([{")   # what a quote that opens a string follows
 _UNESCAPED = {q: re.compile(r"\\.|" + q, re.DOTALL) for q in "'\""}
 
 
@@ -29,15 +30,33 @@ def _quoted(body: str, q: str) -> str:
     return str(json.loads(text, strict=False))
 
 
+def _before(text: str, i: int) -> str:
+    """The last character before ``i`` that is not a blank ("" at the start)."""
+    j = i - 1
+    while j >= 0 and text[j] in " \t\r\n":
+        j -= 1
+    return text[j] if j >= 0 else ""
+
+
 class LiteralEnd:
     """Incrementally finds where a literal that starts with an opener closes (quote-aware).
 
     Brackets are matched by kind: a closer that matches an opener further out also
     closes the stray openers inside it (``f(u[nit='c')`` ends at its ``)``), and a
     closer that matches none is text.
+
+    ``followers`` (strings written unquoted, so a value may hold a closer: ``text=:)0``): what
+    may follow the literal (the call separator, the section or call end, the turn end). A
+    closer that would close the literal closes it when the end of the text or one
+    of them follow (after blanks); else it is a candidate and the scan goes on: a later closer that is
+    followed so wins (and the reading counts as unbalanced), else the first candidate does. A
+    quote there opens a string only where a value starts (after ``=``, ``:``, ``,`` or a bracket).
     """
 
-    def __init__(self, quotes: tuple[str, ...]) -> None:
+    def __init__(self, quotes: tuple[str, ...], followers: tuple[str, ...] | None = None) -> None:
+        self.followers = tuple(f for f in followers or () if f)
+        self.bare = followers is not None
+        self.candidate: int | None = None  # the first closer that could have closed the literal
         self.quotes = tuple(sorted(quotes, key=len, reverse=True))
         self.open: list[str] = []          # the closer each open bracket waits for
         self.quote: str | None = None
@@ -49,14 +68,28 @@ class LiteralEnd:
     def depth(self) -> int:
         return len(self.open)
 
-    def feed(self, text: str, base: int = 0) -> int | None:
-        """Scan ``text[base:]`` (the literal so far); return its end, relative to ``base``, once closed."""
+    def feed(self, text: str, base: int = 0, final: bool = True) -> int | None:
+        """Scan ``text[base:]`` (the literal so far); return its end, relative to ``base``, once closed.
+        ``final``: no more text comes (a closer at the very end closes)."""
         if not self.pos:
             self.pos = base
-        end = self._scan(text)
+        end = self._scan(text, final)
+        if end is None and final and self.candidate is not None:
+            end = self.candidate
         return None if end is None else end - base
 
-    def _scan(self, text: str) -> int | None:
+    def _closes_here(self, text: str, j: int, final: bool) -> bool | None:
+        """Whether a closer whose text ends at ``j`` closes the literal; None: what follows is to come."""
+        rest = text[j:].lstrip(" \t\r\n")
+        if not rest:
+            return True if final else None
+        if any(rest.startswith(f) for f in self.followers):
+            return True
+        if not final and any(f.startswith(rest) for f in self.followers):
+            return None
+        return False
+
+    def _scan(self, text: str, final: bool) -> int | None:
         i, n = self.pos, len(text)
         while i < n:
             if self.quote is not None:
@@ -77,6 +110,8 @@ class LiteralEnd:
                 i += 1
                 continue
             q = next((q for q in self.quotes if text.startswith(q, i)), None)
+            if q is not None and self.bare and len(q) == 1 and _before(text, i) not in _VALUE_STARTS:
+                q = None     # unquoted text: a quote inside a word ("it's") is an apostrophe, not a string
             if q is not None:
                 self.quote = q
                 i += len(q)
@@ -91,6 +126,17 @@ class LiteralEnd:
                     self.unbalanced = True
                     i += 1
                     continue
+                if self.bare and ch == self.open[0] and ch not in self.open[1:]:   # it would close the literal
+                    closes = self._closes_here(text, i + 1, final)
+                    if closes is None:
+                        break              # what follows decides
+                    if not closes:
+                        if self.candidate is None:
+                            self.candidate = i + 1
+                        i += 1
+                        continue
+                    if self.candidate is not None:
+                        self.unbalanced = True   # an earlier closer could have ended it: say so
                 while self.open.pop() != ch:
                     self.unbalanced = True   # stray openers inside: closed with it
                 if not self.open:
@@ -116,6 +162,8 @@ class _Reader:
         self.quotes = tuple(sorted(quotes, key=len, reverse=True))
         self.kv = kv_sep
         self.partial = partial
+        self.level = 0           # how deep in brackets the reader is (1: the literal's own)
+        self.ambiguous = False   # an unquoted string value was empty or started with blanks: it may be misread
         self._next_key = re.compile(r"\s*[\"']?[A-Za-z_][\w.-]*[\"']?\s*(?:[:=]|" + re.escape(kv_sep) + ")")
 
     def at_end(self) -> bool:
@@ -128,6 +176,7 @@ class _Reader:
 
     def value(self, member: bool = False) -> Any:
         """The value here; ``member``: an object member's, whose unquoted text runs to the next key."""
+        before = self.i
         self.ws()
         t, i = self.t, self.i
         if i >= len(t):
@@ -154,6 +203,8 @@ class _Reader:
         try:
             return json.loads(bare)
         except ValueError:
+            if member and (not bare or i > before):
+                self.ambiguous = True   # "k=\n)" or "k= x": the value's own blanks cannot be told from layout
             return word      # text: kept as written (an unquoted value's own newlines included)
 
     def _bare_end(self, i: int) -> int:
@@ -171,6 +222,9 @@ class _Reader:
                 depth += 1
             elif ch in _CLOSERS:
                 if depth == 0:
+                    if self.level == 1 and not self.partial and t[i + 1:].strip():
+                        i += 1
+                        continue     # not the literal's own closer (its extent is known): the value's
                     return i
                 depth -= 1
             elif ch == "," and depth == 0 and (self._next_key.match(t, i + 1) or self._key_so_far(i + 1)):
@@ -247,6 +301,13 @@ class _Reader:
         return k
 
     def mapping(self, opener: str) -> dict[str, Any]:
+        self.level += 1
+        try:
+            return self._mapping(opener)
+        finally:
+            self.level -= 1
+
+    def _mapping(self, opener: str) -> dict[str, Any]:
         closer = _PAIRS[opener]
         self.i += 1
         out: dict[str, Any] = {}
@@ -309,6 +370,13 @@ class _Reader:
         return None
 
     def array(self) -> list[Any]:
+        self.level += 1
+        try:
+            return self._array()
+        finally:
+            self.level -= 1
+
+    def _array(self) -> list[Any]:
         self.i += 1
         out: list[Any] = []
         while True:
@@ -336,12 +404,20 @@ class _Reader:
                 raise ValueError(f"malformed array at {self.i}")   # no progress: never loop forever
 
 
-def literal_to_json(text: str, quotes: tuple[str, ...], kv_sep: str) -> str:
-    """Convert one complete literal (``{...}`` or ``(...)``) to a JSON object text; raises ValueError."""
+AMBIGUOUS = "an unquoted argument value is empty or starts with blanks; it may be misread"
+
+
+def literal_to_json(text: str, quotes: tuple[str, ...], kv_sep: str, notes: list[str] | None = None) -> str:
+    """Convert one complete literal (``{...}`` or ``(...)``) to a JSON object text; raises ValueError.
+
+    ``notes`` collects what may be misread (:data:`AMBIGUOUS`: an unquoted string whose blanks
+    may be layout or value)."""
     reader = _Reader(text, quotes, kv_sep)
     value = reader.value()
     if not reader.at_end():
         raise ValueError(f"text after the literal at {reader.i}")
+    if reader.ambiguous and notes is not None:
+        notes.append(AMBIGUOUS)
     return json.dumps(value, ensure_ascii=False)
 
 
