@@ -216,3 +216,20 @@ def test_misread_text_next_to_right_calls_is_not_a_tool_failure() -> None:
     assert cap is not None and cap.status == "failed" and cap.reason.startswith("reasoning")
     assert not cap.calls_misread and not v.tool_calls_failed
     assert tmpl.apply(USER, tools=PROBE_TOOLS).warnings == []
+
+
+# ------------------------------------------------------------------ servers refuse what the self-test misread
+@pytest.mark.corpus
+def test_server_adapters_refuse_a_template_whose_calls_are_misread(monkeypatch: pytest.MonkeyPatch) -> None:
+    from autoparser.errors import TemplateError
+    from autoparser.integrations.common import ALLOW_UNVERIFIED, require_verified
+
+    monkeypatch.delenv(ALLOW_UNVERIFIED, raising=False)
+    require_verified(_fixture("hermes_json"))               # verified: nothing to refuse
+    tmpl = _corpus("vllm-tool_chat_template_llama3.2_pythonic.rev-f67ce05d.jinja")
+    with pytest.raises(TemplateError) as err:
+        require_verified(tmpl)
+    reason = tmpl.analysis.verification.tool_calls_failed[0].reason     # type: ignore[union-attr]
+    assert reason in str(err.value) and ALLOW_UNVERIFIED in str(err.value) and err.value.phase == "verify"
+    monkeypatch.setenv(ALLOW_UNVERIFIED, "1")
+    require_verified(tmpl)                                   # the documented opt-out runs it anyway

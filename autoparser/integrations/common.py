@@ -9,11 +9,15 @@
   raw output, so that a tool parser downstream gets that text verbatim.
 * :func:`reasoning_expected`: whether a request's output may hold reasoning.
 * :func:`gbnf_for_xgrammar`: a request's GBNF in the dialect xgrammar parses.
+* :func:`require_verified`: refuse a template whose tool calls the self-test saw misread
+  (opt out with ``AUTOPARSER_ALLOW_UNVERIFIED=1``).
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
+import os
 import re
 import threading
 from collections import OrderedDict
@@ -36,6 +40,7 @@ __all__ = [
     "reasoning_expected",
     "reasoning_markers",
     "reasoning_split",
+    "require_verified",
     "starts_in_reasoning",
     "template_digest",
     "template_from_tokenizer",
@@ -43,6 +48,7 @@ __all__ = [
 ]
 
 CACHE_SIZE = 32
+log = logging.getLogger("autoparser")
 
 _cache: OrderedDict[str, ChatTemplate] = OrderedDict()
 _lock = threading.Lock()
@@ -119,6 +125,30 @@ def template_from_tokenizer(tokenizer: Any, *, tools: bool = False) -> ChatTempl
     name = str(getattr(tokenizer, "name_or_path", "") or "<tokenizer>")
     return cached_template(source, bos_token=_token_str(getattr(tokenizer, "bos_token", None)),
                            eos_token=_token_str(getattr(tokenizer, "eos_token", None)), name=name)
+
+
+ALLOW_UNVERIFIED = "AUTOPARSER_ALLOW_UNVERIFIED"
+
+
+def require_verified(template: ChatTemplate) -> None:
+    """Raise ``TemplateError`` when the template's verification saw tool calls read wrong.
+
+    A server executes the calls it is given, so a template whose calls the self-test misread
+    is refused, naming each failed capability and its reason. Setting the environment variable
+    ``AUTOPARSER_ALLOW_UNVERIFIED=1`` runs it anyway (every parsed message then carries the
+    warning, and the refusal is logged instead).
+    """
+    verification = template.analysis.verification
+    failed = verification.tool_calls_failed if verification is not None else ()
+    if not failed:
+        return
+    reasons = "; ".join(f"{c.name} ({c.scenario}): {c.reason}" for c in failed)
+    message = (f"the self-test reads this template's tool calls wrong: {reasons}. "
+               f"Fix the template, or set {ALLOW_UNVERIFIED}=1 to run it anyway")
+    if os.environ.get(ALLOW_UNVERIFIED, "").strip().lower() in ("1", "true", "yes"):
+        log.warning("%s: %s (allowed by %s)", template.name, message, ALLOW_UNVERIFIED)
+        return
+    raise TemplateError(message, template=template.name, phase="verify")
 
 
 def marker_token_ids(tokenizer: Any, marker: str) -> tuple[int, ...]:

@@ -52,6 +52,7 @@ from .common import (
     reasoning_expected,
     reasoning_markers,
     reasoning_split,
+    require_verified,
     starts_in_reasoning,
     template_from_tokenizer,
 )
@@ -256,6 +257,7 @@ class AutoparserToolParser(ToolParser):  # type: ignore[misc, unused-ignore]
     def __init__(self, tokenizer: Any, tools: Any = None, *args: Any, **kwargs: Any) -> None:
         super().__init__(tokenizer, tools)
         self.template = template_from_tokenizer(tokenizer, tools=bool(tools))
+        require_verified(self.template)   # a template whose calls are misread is refused
         self._request: Request | None = None
         self._stream: StreamParser | None = None
 
