@@ -10,7 +10,10 @@ two deviations drawn from what the analysis knows about the template:
 * ``json_indent``: the JSON arguments pretty-printed over several lines;
 * ``trailing_newlines``: newlines after the last call;
 * ``drop_closer``: the closing marker of the last call (or of the call section) left out at
-  the end of the text.
+  the end of the text;
+* ``reorder_header``: where the analysis reads a call header's fields as free (a name suffix
+  of header fields, ``mk.HEADER``), the recipient written after the other fields instead of
+  before, and the optional fields (``<|constrain|>json``, a bare ``json``) written differently.
 
 Properties: the calls (names, arguments as JSON) equal the rendered ones, and streaming the text
 in random chunks gives exactly ``parse(text).to_dict()``. The rules themselves, with the peers'
@@ -34,12 +37,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from autoparser import ChatTemplate, Request, merge_deltas
+from autoparser import markers as mk
 
 SHARED_SAMPLE = (
     "Qwen3-Coder", "Qwen-Qwen3-0.6B", "GLM-4.6", "MiniMax-M2", "mistralai-Mistral-Nemo-Instruct-2407",
     "meta-llama-Llama-3.1-8B-Instruct", "deepseek-ai-DeepSeek-V3.1", "Kimi-K2-Instruct",
     "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use", "ByteDance-Seed-OSS", "Qwen-QwQ-32B",
     "deepseek-ai-DeepSeek-R1-0528", "ibm-granite-granite-3.3-8b-instruct", "zai-org-GLM-4.5",
+    "openai-gpt-oss-120b",
 )
 
 
@@ -134,8 +139,27 @@ def drop_closer(pick: Pick, case: turns.Case, req: Request, text: str) -> str | 
     return None
 
 
+def reorder_header(pick: Pick, case: turns.Case, req: Request, text: str) -> str | None:
+    t = template(case.path).analysis.tools
+    start, suffix = t.call_start.strip(), t.name_suffix
+    if not start or not suffix.startswith(mk.HEADER) or not suffix[1:]:
+        return None
+    names = "|".join(re.escape(c["function"]["name"]) for c in case.expected["tool_calls"])
+    found = re.search(f"({re.escape(start)}(?:{names}))(.*?)({re.escape(suffix[1:])})", text)
+    if found is None or not found.group(2).strip():
+        return None
+    recipient, fields, end = found.groups()
+    kept = [f for f in fields.split() if f not in ("json", "<|constrain|>json")]
+    optional = pick(["", " json", " <|constrain|>json"])
+    if pick([True, False]):   # the recipient after the other fields
+        header = " ".join(kept) + " " + recipient.strip() + optional
+    else:
+        header = recipient.strip() + " ".join(kept) + optional
+    return text[:found.start()] + header + end + text[found.end():]
+
+
 DEVIATIONS: dict[str, Deviation] = {f.__name__: f for f in (
-    reemit_opener, whitespace, separator, json_indent, trailing_newlines, drop_closer)}
+    reemit_opener, whitespace, separator, json_indent, trailing_newlines, drop_closer, reorder_header)}
 
 
 @st.composite
