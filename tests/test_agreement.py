@@ -1,7 +1,7 @@
 """One description, three readers: the engine, the strict PEG and the GBNF agree (issue 12).
 
 All three come from the request plan; the PEG and the GBNF are printed from one grammar IR
-(``autoparser.grammar.ir``). For every fixture template and a deterministic sample of the
+(``autoparser.ir``). For every fixture template and a deterministic sample of the
 shared corpus, each scenario the template can express is rendered and cut out as the
 conformance checker does. Where the engine reads it right, the strict parser gives the same
 message, and a tool-call turn is accepted by the request's GBNF under ``tool_choice``
@@ -23,8 +23,7 @@ import pytest
 import turns
 from gbnf_check import accepts, grammar_error
 
-from autoparser import ChatTemplate, ParseError
-from autoparser.grammar import ir
+from autoparser import ChatTemplate, ParseError, ir
 
 FIXTURE_CASES = [c for p in turns.fixture_templates() for c in turns.build_cases(p)]
 

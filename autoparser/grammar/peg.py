@@ -33,6 +33,7 @@ from parsimonious.exceptions import ParseError as GrammarError
 from parsimonious.grammar import Grammar
 from parsimonious.nodes import Node, NodeVisitor
 
+from .. import ir
 from .. import markers as mk
 from ..errors import ParseError
 from ..runtime.calls import args_text, typed_value
@@ -40,7 +41,6 @@ from ..runtime.message import Message, ToolCall
 from ..values.coerce import coerce, raw_string
 from ..values.literal import literal_to_json
 from ..values.pyliteral import python_to_json
-from . import ir
 
 if TYPE_CHECKING:
     from ..analysis.model import JsonLayout, LiteralArgs, ToolFormat
