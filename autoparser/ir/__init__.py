@@ -20,10 +20,10 @@ from .nodes import (
     Stop,
     Text,
     Tolerated,
-    Trigger,
     Turn,
     opt,
 )
+from .trigger import Trigger
 
 __all__ = ["Answer", "Begins", "Calls", "Choice", "End", "Grammar", "Inline", "Lit", "Marker", "Node", "Pattern",
            "Presence", "Ref", "Repeat", "Seq", "Stop", "Text", "Tolerated", "Trigger", "Turn", "message_grammar", "opt",

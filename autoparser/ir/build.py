@@ -14,10 +14,8 @@ so they are part of the contract between this module and its readers.
 
 from __future__ import annotations
 
-import re
-
 from .. import markers as mk
-from ..plan import PerPlan, ReasoningPlan, RequestPlan, ToolPlan, bare_section_opener
+from ..plan import PerPlan, ReasoningPlan, RequestPlan, ToolPlan
 from .nodes import (
     Answer,
     Begins,
@@ -34,7 +32,6 @@ from .nodes import (
     Stop,
     Text,
     Tolerated,
-    Trigger,
     Turn,
     opt,
 )
@@ -82,11 +79,11 @@ def _message_grammar(plan: RequestPlan) -> Grammar:
             if turn is not None and presence != "none":
                 parts.append(turn)
     free = content_stops(plan)
-    content = _content(b, plan, calls_tp, _strict_ends(free, stops))
+    content = _content(b, plan, calls_tp, free, stops)
     parts.append(content)
     calls: Presence = "none"
     if calls_tp is not None:
-        b.add("tool_calls", Calls(calls_tp, trigger(calls_tp)))
+        b.add("tool_calls", Calls(calls_tp))
         between: Node | None = Turn(lazy_before=opener) if stops and opener else None
         after: Node | None = None if plan.answer.json else content
         seq = Seq(tuple(n for n in (between, Ref("tool_calls"), after) if n is not None))
@@ -136,55 +133,24 @@ def _begins(plan: RequestPlan) -> Begins:
 # the strict parser's content ends, in the order it prints them (the order does not change a lookahead)
 _RANK = {"content_end": 0, "preamble_end": 1, "calls_opener": 2, "stop": 3, "section_end": 3,
          "reasoning_start": 4, "reasoning_end": 5}
+_TURN = 3
 
 
 def _strict_ends(free: tuple[Stop, ...], stops: tuple[str, ...]) -> tuple[str, ...]:
-    """Where the strict parser's free content ends: the ``strict`` content stops (turn markers as
-    the ``stop`` rule orders them, each once)."""
-    turn_order = {m: i for i, m in enumerate(stops)}
-
-    def text(s: Stop) -> str:
-        return s.node.text if isinstance(s.node, Marker) else s.node.source
-
-    def rank(s: Stop) -> tuple[int, int]:
+    """Where the strict parser's free content ends: the ``strict`` content stops (turn markers once
+    each, as the ``stop`` rule orders them)."""
+    groups: list[list[str]] = [[] for _ in range(6)]
+    turn: dict[str, str] = {}
+    for s in free:
+        if not s.strict:
+            continue
         group = _RANK[s.node.role]
-        return group, turn_order.get(text(s), len(stops)) if group == 3 else 0
-
-    out: list[str] = []
-    turn: set[str] = set()
-    for s in sorted((s for s in free if s.strict), key=rank):
-        if _RANK[s.node.role] == 3:
-            if text(s) in turn:
-                continue
-            turn.add(text(s))
-        out.append(s.node.pattern)
-    return tuple(out)
-
-
-def trigger(tp: ToolPlan) -> Trigger:
-    """Where a lazy grammar for ``tp``'s calls starts: the opener's first piece as a word when it
-    is a distinctive special token, else a regex a server can search for."""
-    t, op = tp.format, tp.opener
-    names = "|".join(re.escape(n) for n in tp.allowed)
-    if not op.role:
-        if t.style == "json":
-            if t.json is not None and t.json.name_is_key:
-                return Trigger("pattern", r"\{\s*\"(?:" + names + r")\"\s*:")
-            # the name prefix as written: the engine's opener adds lookaheads a server's regex may not know
-            return Trigger("pattern", mk.pattern(t.name_prefix) or r"\{\s*\"")
-        return Trigger("pattern", "(?:" + names + ")" + (r"\s*" + mk.pattern(t.name_suffix)
-                                                         if t.name_suffix.strip() else ""))
-    first = mk.tokens(op.marker)[0]
-    strong = any(ch in first for ch in "<>[]|｜") and len(first) >= 4 and not re.search(r"\d|\x03|\x04", first)
-    if strong and op.role != "call_name" and not bare_section_opener(t):
-        return Trigger("word", first)
-    value = mk.pattern(op.marker)
-    if bare_section_opener(t):
-        head = r"\{\s*[\"']" if t.style == "json" else (
-            (mk.pattern(t.call_start) + r"\s*" if t.call_start.strip() else "")
-            + (mk.pattern(t.name_prefix) if t.name_prefix.strip() else "") + "(?:" + names + ")")
-        value += r"\s*" + head
-    return Trigger("pattern", value)
+        if group == _TURN:
+            turn.setdefault(s.node.text if isinstance(s.node, Marker) else s.node.source, s.node.pattern)
+        else:
+            groups[group].append(s.node.pattern)
+    groups[_TURN] = [turn[m] for m in sorted(turn, key=lambda m: stops.index(m) if m in stops else len(stops))]
+    return tuple(src for group in groups for src in group)
 
 
 def stop_markers(plan: RequestPlan, calls: ToolPlan | None) -> tuple[str, ...]:
@@ -244,9 +210,10 @@ def _reasoning(b: _Builder, r: ReasoningPlan, opener: str, answer_markers: tuple
     return "none", Inline(opt(Ref("reasoning")))
 
 
-def _content(b: _Builder, plan: RequestPlan, calls: ToolPlan | None, ends: tuple[str, ...]) -> Node:
-    """``content``: free text up to ``ends`` (the calls, a turn marker, a reasoning marker: reasoning
-    comes first or not at all, nor does a stray close) or a JSON answer, maybe wrapped."""
+def _content(b: _Builder, plan: RequestPlan, calls: ToolPlan | None, free: tuple[Stop, ...],
+             stops: tuple[str, ...]) -> Node:
+    """``content``: free text up to its strict stops (the calls, a turn marker, a reasoning marker:
+    reasoning comes first or not at all, nor does a stray close) or a JSON answer, maybe wrapped."""
     c = plan.content
     start = b.marker("content_start", c.start) if c.start.strip() else None
     close = b.marker("content_end", c.end) if c.end.strip() else None
@@ -263,7 +230,7 @@ def _content(b: _Builder, plan: RequestPlan, calls: ToolPlan | None, ends: tuple
             node = answer
         return opt(node) if calls is not None else node
     until = calls.opener.exact if calls is not None else ""
-    text = b.add("content_text", Text("content_text", ends=ends, until=until))
+    text = b.add("content_text", Text("content_text", ends=_strict_ends(free, stops), until=until))
     wrapped_forms = [Seq(tuple(n for n in (s, text, opt(e) if e is not None else None) if n is not None))
                      for s, e in ((start, close), (p_start, p_close)) if s is not None]
     if not wrapped_forms:
@@ -271,4 +238,4 @@ def _content(b: _Builder, plan: RequestPlan, calls: ToolPlan | None, ends: tuple
     return b.add("content", Choice((*wrapped_forms, text)))
 
 
-__all__ = ["message_grammar", "stop_markers", "trigger"]
+__all__ = ["message_grammar", "stop_markers"]

@@ -19,12 +19,14 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 from .. import markers as mk
 from ..plan import ToolPlan
+from .trigger import Trigger, trigger
 
 
 @dataclass(frozen=True)
@@ -130,21 +132,15 @@ class Answer:
 
 
 @dataclass(frozen=True)
-class Trigger:
-    """Where a lazy grammar starts constraining (a server's ``grammar_triggers`` entry): a word
-    (the opener's first marker piece) or a regex."""
-
-    type: Literal["word", "pattern"]
-    value: str
-
-
-@dataclass(frozen=True)
 class Calls:
-    """The calls of ``tools`` (only ``tools.allowed``), with their section and separators;
-    ``trigger`` is where they begin for a lazy grammar."""
+    """The calls of ``tools`` (only ``tools.allowed``), with their section and separators."""
 
     tools: ToolPlan
-    trigger: Trigger
+
+    @functools.cached_property
+    def trigger(self) -> Trigger:
+        """Where the calls begin for a lazy grammar (made when first asked for)."""
+        return trigger(self.tools)
 
 
 Node: TypeAlias = Lit | Marker | Pattern | Text | Seq | Choice | Repeat | Ref | Turn | Tolerated | Inline | End \
