@@ -8,6 +8,9 @@ from the current position (holding back only a possible marker prefix), JSON
 arguments go through an incremental scanner, tagged arguments are turned into
 JSON as they arrive.
 
+What it looks for is compiled from the request's grammar IR (:mod:`autoparser.ir`), the same
+description the strict PEG and the GBNF are printed from (:func:`compile_tables`).
+
 States: ``content`` (looking for reasoning, tool or wrapper markers),
 ``reasoning`` (looking for the end marker), ``tools`` (between calls of a
 section) and ``call`` (inside one call, driven by a call reader).
@@ -35,7 +38,7 @@ _LOOSE_SEPARATORS = ";,"   # between two calls of a format that renders none
 
 @dataclass(frozen=True)
 class _Tables:
-    """Compiled patterns of one plan (built once per plan, shared by its engines)."""
+    """Compiled patterns of one plan, read off its grammar IR (built once per plan, shared by its engines)."""
 
     content: regex.Pattern[str] | None            # any marker that interrupts free content
     content_alts: tuple[regex.Pattern[str], ...]  # ... each on its own (a longer one may still match)
