@@ -1,28 +1,46 @@
 """One description, three readers: the engine, the strict PEG and the GBNF agree (issue 12).
 
 All three come from the request plan; the PEG and the GBNF are printed from one grammar IR
-(``autoparser.grammar.ir``). For every fixture template and a deterministic sample of the
+(``autoparser.ir``). For every fixture template and a deterministic sample of the
 shared corpus, each scenario the template can express is rendered and cut out as the
 conformance checker does. Where the engine reads it right, the strict parser gives the same
 message, and a tool-call turn is accepted by the request's GBNF under ``tool_choice``
 "required" (llguidance over bytes). A figure line per set is printed.
+
+The corpus set is a sample of 40 tool-calling templates by default; ``AUTOPARSER_AGREEMENT_CORPUS=all``
+runs every corpus template (under a minute on two cores), ``=N`` a sample of N.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import os
+from pathlib import Path
 from typing import Any
 
 import pytest
 import turns
 from gbnf_check import accepts, grammar_error
 
-from autoparser import ChatTemplate, ParseError
-from autoparser.grammar import ir
+from autoparser import ChatTemplate, ParseError, ir
 
 FIXTURE_CASES = [c for p in turns.fixture_templates() for c in turns.build_cases(p)]
-CORPUS_CASES = [c for p in turns.corpus_sample() for c in turns.build_cases(p, corpus=True)]
+
+
+def corpus_paths() -> list[Path]:
+    """The corpus templates to run: ``$AUTOPARSER_AGREEMENT_CORPUS`` "all" (every one) or a sample size."""
+    wanted = os.environ.get("AUTOPARSER_AGREEMENT_CORPUS", "40")
+    shared = turns.shared_dir()
+    if shared is None:
+        return []
+    if wanted == "all":
+        return sorted((shared / "templates").glob("*.jinja"))
+    return turns.corpus_sample(int(wanted))
+
+
+CORPUS_PATHS = corpus_paths()
+CORPUS_CASES = [c for p in CORPUS_PATHS for c in turns.build_cases(p, corpus=True)]
 
 
 @functools.cache
@@ -68,20 +86,35 @@ def test_fixture_scenarios_agree(case: turns.Case) -> None:
     assert three_way(case) == "agree"
 
 
-def test_corpus_sample_agrees_where_the_engine_is_right(capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.corpus
+def test_corpus_agrees_where_the_engine_is_right(capsys: pytest.CaptureFixture[str]) -> None:
     if not CORPUS_CASES:
         pytest.skip("../shared/templates is not there")
     results = {c.id: three_way(c) for c in CORPUS_CASES}
     kinds: dict[str, int] = {}
     for r in results.values():
         kinds[r.split(":")[0]] = kinds.get(r.split(":")[0], 0) + 1
+    templates = len({c.path for c in CORPUS_CASES})
     with capsys.disabled():
-        print(f"\nengine / PEG / GBNF, corpus sample: {len(results)} scenarios, {kinds}")
+        print(f"\nengine / PEG / GBNF, corpus ({len(CORPUS_PATHS)} templates, {templates} with scenarios): "
+              f"{len(results)} scenarios, {kinds}")
     disagree = {k: v for k, v in results.items() if v not in ("agree", "engine-wrong")}
+    if len(CORPUS_PATHS) > 40:
+        # every corpus template (2026-11-28: 1709 scenarios, 1624 agree, 60 engine-wrong, 25 disagree):
+        # the gaps below are known; the count may only go down
+        assert len(disagree) <= FULL_CORPUS_DISAGREEMENTS, "\n".join(f"{k}: {v[:160]}" for k, v in disagree.items())
+        return
     # the one known gap: rich arguments of templates that leave quotes unescaped in strings
     # (the grammar asks for well-formed strings; README "limits")
     assert all(v == "gbnf rejects" for v in disagree.values()), disagree
     assert len(disagree) <= 2, disagree
+
+
+#: Known disagreements over the whole corpus (2026-11-28): the strict parser does not know a call start
+#: the prompt wrote (Functionary v3.2, 7 "peg differs"), rejects Inkling's calls (6, "expected call_end")
+#: and an assistant header inside the answer (DeepSeek-R1-Distill, 2), reads MiniMax-M3's parallel calls
+#: differently (1); the GBNF rejects arguments that templates print with unescaped quotes (9).
+FULL_CORPUS_DISAGREEMENTS = 25
 
 
 def test_ir_marks_what_only_the_parser_reads() -> None:

@@ -33,6 +33,7 @@ from parsimonious.exceptions import ParseError as GrammarError
 from parsimonious.grammar import Grammar
 from parsimonious.nodes import Node, NodeVisitor
 
+from .. import ir
 from .. import markers as mk
 from ..errors import ParseError
 from ..runtime.calls import args_text, typed_value
@@ -40,7 +41,6 @@ from ..runtime.message import Message, ToolCall
 from ..values.coerce import coerce, raw_string
 from ..values.literal import literal_to_json
 from ..values.pyliteral import python_to_json
-from . import ir
 
 if TYPE_CHECKING:
     from ..analysis.model import JsonLayout, LiteralArgs, ToolFormat
@@ -166,14 +166,15 @@ class _Context:
     prefill_content: str = ""
     response_schema: dict[str, Any] | None = None
     schemas: dict[str, dict[str, Any]] = field(default_factory=dict)
+    dropped: str = ""    # regex: markers the engine drops wherever they appear in free text
 
 
 # ---------------------------------------------------------------- the grammar
 def build_peg(plan: RequestPlan) -> PegParser:
     """The strict grammar and mapper for one request: the request's IR printed as PEG."""
     g = ir.message_grammar(plan)
-    tp = plan.tools
-    tools = tp.format if tp is not None and tp.allowed else None
+    tp, calls = plan.tools, g.tool_calls
+    tools = calls.tools.format if calls is not None else None
     b = _Rules()
     _Printer(b, g).rule("message")
     if g.stops:
@@ -188,7 +189,8 @@ def build_peg(plan: RequestPlan) -> PegParser:
     ctx = _Context(plan=plan, template=plan.template, tools=tools, prefill_reasoning=pre.reasoning,
                    prefill_open=pre.reasoning_open, prefill_content=pre.content,
                    response_schema=dict(schema) if schema is not None else None,
-                   schemas={n: dict(tp.schema(n)) for n in tp.names} if tp is not None else {})
+                   schemas={n: dict(tp.schema(n)) for n in tp.names} if tp is not None else {},
+                   dropped="|".join(s.node.pattern for s in g.content_stops if s.node.role == "dropped"))
     return PegParser(text=text, grammar=Grammar(text), context=ctx)
 
 
@@ -629,10 +631,9 @@ class _Mapper(NodeVisitor):
 
     def visit_content_text(self, node: Node, visited_children: list[Any]) -> _Segment:
         # markers recognised anywhere in free text beyond the preamble's own pair (analysis/special.py
-        # facts such as <|python_tag|>) are dropped, as the engine drops them
-        dropped = [mk.pattern(m) for m in self.ctx.plan.content.markers[2:] if m.strip()]
-        if dropped:
-            text = mk.compile_source("|".join(dropped)).sub("", node.text)
+        # facts such as <|python_tag|>) are dropped, as the engine drops them (the IR's "dropped" stops)
+        if self.ctx.dropped:
+            text = mk.compile_source(self.ctx.dropped).sub("", node.text)
             return _Segment("content", text, node.start)
         return _Segment("content", node.text, node.start)
 

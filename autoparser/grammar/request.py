@@ -38,12 +38,13 @@ import itertools
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from .. import ir
 from .. import markers as mk
-from ..plan import Opener, RequestPlan, bare_section_opener
+from ..analysis.model import ToolFormat
+from ..plan import Opener, RequestPlan
 from ..values.refs import inline_refs
-from . import ir
 from .gbnf import ANY_CHAR, GbnfBuilder, char_class, literal, sanitize_name
 from .pyvalue import LiteralConverter, literal_args_rule, python_value_rule
 from .schema import _Converter, _group, json_rule, json_string_expr, schema_value_rule, space_rule
@@ -54,9 +55,6 @@ if sys.version_info >= (3, 11):
 else:  # Python 3.10
     import sre_constants as sre_c
     import sre_parse
-
-if TYPE_CHECKING:
-    from ..analysis.model import ToolFormat
 
 WS_MAX = 32            # whitespace between and before markers
 DIGITS_MAX = 12        # a digit run in a marker ("functions.NAME:0")
@@ -70,24 +68,27 @@ WORD_CHARS = "[^ \\t\\r\\n<>\\x5B\\x5D{}\"'|,:=()`]"     # an id with no closing
 # ---------------------------------------------------------------- public API
 def build_gbnf(plan: RequestPlan) -> str | None:
     """The request's grammar, or None when neither tools nor a response_format apply."""
-    g = _Goal.of(plan)
-    if not g.names and not g.answer:
+    g = ir.message_grammar(plan)
+    goal = _Goal.of(g)
+    if not goal.names and not goal.answer:
         return None
-    return _Grammar(plan, g).build()
+    return _Grammar(g, goal).build()
 
 
 def triggers(plan: RequestPlan) -> list[dict[str, str]]:
-    """Where a lazy grammar starts: ``[{"type": "word"|"pattern", "value": ...}]``; [] when not lazy."""
-    g = _Goal.of(plan)
-    if not g.lazy:
+    """Where a lazy grammar starts: ``[{"type": "word"|"pattern", "value": ...}]``; [] when not lazy
+    (the IR's :attr:`ir.Calls.trigger`)."""
+    g = ir.message_grammar(plan)
+    calls = g.tool_calls
+    if calls is None or not _Goal.of(g).lazy:
         return []
-    return [_trigger(plan, g)]
+    return [{"type": calls.trigger.type, "value": calls.trigger.value}]
 
 
 # ---------------------------------------------------------------- what the request asks for
 @dataclass(frozen=True)
 class _Goal:
-    """The plan's facts as the grammar uses them: schemas default to any object."""
+    """The IR's call section and answer as the grammar uses them: schemas default to any object."""
 
     names: tuple[str, ...] = ()               # functions a call may use (empty: no calls)
     schemas: dict[str, Any] = field(default_factory=dict)
@@ -101,15 +102,17 @@ class _Goal:
         return bool(self.names) and not self.forced and not self.answer
 
     @staticmethod
-    def of(plan: RequestPlan) -> _Goal:
-        tp, ans = plan.tools, plan.answer
+    def of(g: ir.Grammar) -> _Goal:
+        calls, ans = g.tool_calls, g.get("answer")
+        tp = calls.tools if calls is not None else None
         names = tp.allowed if tp is not None else ()
         # local $refs resolved; a $ref that is not local raises SchemaError here, not in the sampler
         schemas = {n: inline_refs(dict(tp.schema(n))) or {"type": "object"} for n in names} if tp is not None else {}
-        schema = dict(ans.schema) if ans.schema else {"type": "object"}
+        answer = isinstance(ans, ir.Answer)
+        schema = dict(ans.schema) if isinstance(ans, ir.Answer) and ans.schema else {"type": "object"}
         return _Goal(names=names, schemas=schemas, forced=tp is not None and tp.forced and bool(names),
-                     parallel=tp.parallel if tp is not None else True, answer=ans.json,
-                     answer_schema=schema if ans.json else None)
+                     parallel=tp.parallel if tp is not None else True, answer=answer,
+                     answer_schema=schema if answer else None)
 
 
 _SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
@@ -139,32 +142,6 @@ def strict_objects(schema: Any) -> Any:
     return out
 
 
-# ---------------------------------------------------------------- triggers
-def _trigger(plan: RequestPlan, g: _Goal) -> dict[str, str]:
-    assert plan.tools is not None
-    t, op = plan.tools.format, plan.tools.opener
-    names = "|".join(re.escape(n) for n in g.names)
-    if not op.role:
-        if t.style == "json":
-            if t.json is not None and t.json.name_is_key:
-                return {"type": "pattern", "value": r"\{\s*\"(?:" + names + r")\"\s*:"}
-            # the name prefix as written: the engine's opener adds lookaheads a server's regex may not know
-            return {"type": "pattern", "value": mk.pattern(t.name_prefix) or r"\{\s*\""}
-        return {"type": "pattern", "value": "(?:" + names + ")" + (r"\s*" + mk.pattern(t.name_suffix)
-                                                                   if t.name_suffix.strip() else "")}
-    first = mk.tokens(op.marker)[0]
-    strong = any(ch in first for ch in "<>[]|｜") and len(first) >= 4 and not re.search(r"\d|\x03|\x04", first)
-    if strong and op.role != "call_name" and not bare_section_opener(t):
-        return {"type": "word", "value": first}
-    value = mk.pattern(op.marker)
-    if bare_section_opener(t):
-        head = r"\{\s*[\"']" if t.style == "json" else (
-            (mk.pattern(t.call_start) + r"\s*" if t.call_start.strip() else "")
-            + (mk.pattern(t.name_prefix) if t.name_prefix.strip() else "") + "(?:" + names + ")")
-        value += r"\s*" + head
-    return {"type": "pattern", "value": value}
-
-
 # ---------------------------------------------------------------- the grammar
 _WILD = {mk.WILDCARD: f"[^<>\\n]{{0,{WILDCARD_MAX}}}", mk.NAME_WILDCARD: f"[A-Za-z0-9_.-]{{1,{WILDCARD_MAX}}}",
          mk.HEADER: "[^\\n{]{0," + str(mk.HEADER_MAX) + "}"}
@@ -192,18 +169,18 @@ def _join(*parts: str) -> str:
 class _Grammar:
     """Builds one request's rules on a :class:`GbnfBuilder`."""
 
-    def __init__(self, plan: RequestPlan, goal: _Goal) -> None:
-        assert plan.tools is not None or goal.answer
-        self.ir = ir.message_grammar(plan)
+    def __init__(self, g: ir.Grammar, goal: _Goal) -> None:
+        calls = g.tool_calls
+        assert calls is not None or goal.answer
+        self.ir = g
         self._answer_value: str | None = None
         self.plan = goal
-        self.r = plan.reasoning
-        self.a = plan.analysis
-        self.t: ToolFormat = plan.analysis.tools
-        self.op = plan.tools.opener if plan.tools is not None else Opener()
+        # the call section as the IR has it: its format and where the calls open
+        self.t: ToolFormat = calls.tools.format if calls is not None else ToolFormat()
+        self.op = calls.tools.opener if calls is not None else Opener()
         self.b = GbnfBuilder()
         self.ws = self.b.rule("ws", f"[ \\t\\n\\r]{{0,{WS_MAX}}}")
-        self.stops = [s.strip() for s in plan.stops if s and s.strip()]
+        self.stops = [s.strip() for s in g.server_stops if s and s.strip()]
 
     # --- assembly -------------------------------------------------------------------
 

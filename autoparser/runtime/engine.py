@@ -8,6 +8,9 @@ from the current position (holding back only a possible marker prefix), JSON
 arguments go through an incremental scanner, tagged arguments are turned into
 JSON as they arrive.
 
+What it looks for is compiled from the request's grammar IR (:mod:`autoparser.ir`), the same
+description the strict PEG and the GBNF are printed from (:func:`compile_tables`).
+
 States: ``content`` (looking for reasoning, tool or wrapper markers),
 ``reasoning`` (looking for the end marker), ``tools`` (between calls of a
 section) and ``call`` (inside one call, driven by a call reader).
@@ -21,10 +24,10 @@ from typing import Any
 
 import regex
 
+from .. import ir
 from .. import markers as mk
 from ..analysis.model import ToolFormat
 from ..plan import PerPlan, RequestPlan, name_prefix_pattern
-from ..plan import opener as plan_opener
 from .calls import CallReader, make_call_reader
 from .guard import guard_for
 from .message import Message, ToolCall
@@ -35,7 +38,7 @@ _LOOSE_SEPARATORS = ";,"   # between two calls of a format that renders none
 
 @dataclass(frozen=True)
 class _Tables:
-    """Compiled patterns of one plan (built once per plan, shared by its engines)."""
+    """Compiled patterns of one plan, read off its grammar IR (built once per plan, shared by its engines)."""
 
     content: regex.Pattern[str] | None            # any marker that interrupts free content
     content_alts: tuple[regex.Pattern[str], ...]  # ... each on its own (a longer one may still match)
@@ -56,96 +59,45 @@ class _Tables:
     aside_end: regex.Pattern[str] | None          # the end of a message to another recipient
 
 
-def _compile(plan: RequestPlan) -> _Tables:
-    """The engine's patterns for ``plan``: what it looks for in each state."""
-    p, r = plan, plan.reasoning
-    t = plan.tools.format if plan.tools is not None else None
-    named: list[tuple[str, str]] = []
+def compile_tables(g: ir.Grammar) -> _Tables:
+    """The engine's patterns, read off the request's grammar IR: what it looks for in each state.
+
+    Content is searched for every content stop at once (:attr:`ir.Grammar.content_stops`, each a
+    named group); reasoning for its end marker (and a call marker, which ends a block never closed);
+    the call section's markers are its :class:`ir.Calls` node's format."""
+    calls = g.tool_calls
+    tp = calls.tools if calls is not None else None
+    t = tp.format if tp is not None else None
+    named = [(s.kind, s.source) for s in g.content_stops]
     named_call: regex.Pattern[str] | None = None   # calls with no marker: NAME(...
-    if r.extract and r.start:
-        named.append(("rstart", mk.pattern_label_optional(r.start)))
-    if r.strip_stray and r.start:
-        # reasoning is off but the model opens a block anyway (PRE.6): its markers are dropped
-        named.append(("rstray", r"\A\s*" + mk.pattern(r.start)))
-        if r.end:
-            named.append(("rstray2", mk.pattern(r.end)))
-    c = p.content
-    answer_start = ""   # the answer's start marker, when it begins with the call start (Functionary v3.2)
-    if t is not None and t.call_start.strip() and c.start.strip().startswith(t.call_start.strip()):
-        answer_start = mk.pattern(c.start) + _word_end(c.start)
-        named.append(("cwrap", answer_start))   # before the call opener: the longer marker wins
-    if p.prompt_opened:
-        # the prompt wrote the call start: the output begins with a call's name or the answer start's rest
-        rest = c.start.strip()[len(p.prompt_opened):] if c.start.strip().startswith(p.prompt_opened) else ""
-        if rest.strip():
-            named.append(("cwrap_opened", r"\A\s*" + mk.pattern(rest) + _word_end(rest)))
-        if p.tools is not None and t is not None:
-            prefix = name_prefix_pattern(t) + r"\s*" if t.name_prefix.strip() else ""
-            named.append(("tcall_opened", r"\A(?=\s*" + prefix + mk.tool_name(p.tools.names) + ")"))
-    if p.tools is not None and t is not None:
-        if t.section_end and not t.section_start:
-            named.append(("send", mk.pattern(t.section_end)))   # a section end after trailing content
-        for i, closer in enumerate(p.tools.stray_closers):
-            named.append((f"xclose{i}", mk.pattern(closer)))   # recognised and dropped
-        op = p.tools.opener
-        if op.pattern:
-            # a section or call opener is consumed; a name or a JSON object starts the call itself
-            kind = {"section_start": "tsection", "call_start": "tcall", "call_name": "tcall"}.get(
-                op.role, "tname")
-            named.append((kind, op.loose or op.pattern))
-            if not op.role and t.style == "tagged":
-                named_call = mk.compile_source(op.pattern)
-            if _implied_section(t):
-                named.append(("tsection_implied", mk.pattern(t.call_start)))
-            if _implied_call_start(t) and p.tools.names:
-                # "<function=NAME>" written without its "<tool_call>": the call start is implied
-                named.append(("tcall_implied", mk.pattern(t.name_prefix) + "(?=" + mk.tool_name(p.tools.names) + ")"))
-    call_marker = _call_marker(plan)
-    head, header = _split_header(c.aside_start)
-    if head.strip():
-        # a message to another recipient; one whose header opens a call is a call (or, with no tools, text)
-        named.append(("aside", (f"(?!{call_marker.pattern})" if call_marker is not None else "") + mk.pattern(head)))
-    if c.start and not answer_start:
-        named.append(("cwrap", mk.pattern(c.start) + _word_end(c.start)))
-    if c.end:
-        named.append(("cwrap2", mk.pattern(c.end)))
-    for i, m in enumerate(c.markers):
-        named.append((f"cwrap{i + 3}", mk.pattern(m)))
-    for i, m in enumerate(p.recognised):
-        named.append((f"stop{i}", mk.pattern(m)))
-    # a closing reasoning marker with no opening one (prompt opened it, or reasoning is off)
-    if r.extract and r.end:
-        named.append(("rend", mk.pattern(r.end)))
-    rnamed = [("rend", mk.pattern(r.end))] if r.end else []
+    if tp is not None and t is not None and tp.opener.pattern and not tp.opener.role and t.style == "tagged":
+        named_call = mk.compile_source(tp.opener.pattern)
+    answer_start = next((s.source for s in g.content_stops if s.node.role == "answer_start"), "")
+    start, end = _marker(g, "reasoning_start"), _marker(g, "reasoning_end")
+    call_marker = g.get("call_marker")
     return _Tables(
         content=mk.compile_any(named),
-        content_alts=tuple(mk.compile_source(src) for _, src in named if src),
-        tool_alts=tuple(mk.compile_source(src) for n, src in named if src and n.startswith("t")),
-        answer_alts=tuple(mk.compile_source(src) for n, src in named if src and (n == "rstart" or n.startswith("cwrap"))),
+        content_alts=tuple(mk.compile_source(src) for _, src in named),
+        tool_alts=tuple(mk.compile_source(src) for n, src in named if n.startswith("t")),
+        answer_alts=tuple(mk.compile_source(src) for n, src in named if n == "rstart" or n.startswith("cwrap")),
         # a model that opens its tool calls without closing its reasoning: the calls end it
-        reasoning_end=mk.compile_any(rnamed), named_call=named_call,
-        reasoning_reopen=mk.compile_source(mk.pattern_label_optional(r.start)) if r.start.strip() else None,
-        reasoning_call=call_marker, reasoning_close=mk.compile_marker(r.end) if r.end.strip() else None,
+        reasoning_end=mk.compile_any([("rend", mk.pattern(end))]), named_call=named_call,
+        reasoning_reopen=mk.compile_source(mk.pattern_label_optional(start)) if start else None,
+        reasoning_call=mk.compile_source(call_marker.source) if isinstance(call_marker, ir.Pattern) else None,
+        reasoning_close=mk.compile_marker(end) if end else None,
         section_end=mk.compile_marker(t.section_end) if t is not None else None,
         call_start=mk.compile_marker(t.call_start) if t is not None else None,
         separator=mk.compile_marker(t.separator) if t is not None else None,
         call_end=mk.compile_marker(t.call_end) if t is not None else None,
         resync=_resync(t), answer_start=mk.compile_source(answer_start) if answer_start else None,
-        aside_header=mk.compile_marker(header) if header.strip() else None,
-        aside_end=mk.compile_marker(c.aside_end) if c.aside_end.strip() else None)
+        aside_header=mk.compile_marker(_marker(g, "aside_header")) if g.get("aside_header") else None,
+        aside_end=mk.compile_marker(_marker(g, "aside_end")) if g.get("aside_end") else None)
 
 
-def _word_end(marker: str) -> str:
-    """A marker that ends in a word (``>>>all``) ends there: ``>>>allow`` is not it."""
-    return r"(?!\w)" if marker.strip()[-1:].isalnum() else ""
-
-
-def _split_header(marker: str) -> tuple[str, str]:
-    """A marker with a header wildcard as (its head, the header from the wildcard on). Only the head is
-    searched for: a regex search prefers a complete shorter marker inside the header to the longer one
-    still partial, so the header is matched once the head is found."""
-    i = marker.find(mk.HEADER)
-    return (marker, "") if i < 0 else (marker[:i], marker[i:])
+def _marker(g: ir.Grammar, role: str) -> str:
+    """The text of the grammar's marker rule ``role`` ("" when the request has none)."""
+    node = g.get(role)
+    return node.text if isinstance(node, ir.Marker) else ""
 
 
 def _resync(t: ToolFormat | None) -> regex.Pattern[str] | None:
@@ -163,33 +115,8 @@ def _resync(t: ToolFormat | None) -> regex.Pattern[str] | None:
     return None
 
 
-def _call_marker(plan: RequestPlan) -> regex.Pattern[str] | None:
-    """The marker that opens calls in this format (also when the request declares no tools), or None
-    when calls start with no marker (a JSON object or a name, which prose inside reasoning also holds)."""
-    op = plan.tools.opener if plan.tools is not None else plan_opener(plan.analysis, ())
-    if not op.role or not op.pattern:
-        return None
-    # a call start needs no lookahead for its name here: any call, in any spelling, ends the block
-    src = mk.pattern(op.marker) if op.role == "call_start" else op.pattern
-    if _implied_section(plan.analysis.tools):
-        src = src + "|" + mk.pattern(plan.analysis.tools.call_start)
-    return mk.compile_source(src)
-
-
-def _implied_call_start(t: ToolFormat) -> bool:
-    """A call start followed by a tag-like name prefix (``<tool_call>`` + ``<function=``): models
-    also write the name prefix alone."""
-    first = mk.tokens(t.name_prefix)[0] if t.name_prefix.strip() else ""
-    return t.style == "tagged" and bool(t.call_start.strip()) and not t.section_start.strip() and \
-        first.startswith("<") and len(first) >= 4 and first not in t.call_start
-
-
-def _implied_section(t: ToolFormat) -> bool:
-    """Sectioned calls whose per-call marker is a special token: models also write the calls
-    without the section opener (Kimi's ``<|tool_call_begin|>`` alone)."""
-    first = mk.tokens(t.call_start)[0] if t.call_start.strip() else ""
-    return bool(t.section_start.strip()) and len(first) >= 4 and \
-        any(first.startswith(o) for o in ("<|", "<｜", "[")) and first not in t.section_start
+def _compile(plan: RequestPlan) -> _Tables:
+    return compile_tables(ir.message_grammar(plan))
 
 
 _tables: PerPlan[_Tables] = PerPlan(_compile)
@@ -205,15 +132,9 @@ def tables(plan: RequestPlan) -> Tables:
 
 
 def start_state(plan: RequestPlan) -> str:
-    """The state the output begins in: ``reasoning`` (the prompt opened the block), ``tentative``
-    (reasoning only if its end marker comes) or ``content``."""
-    r = plan.reasoning
-    state = "reasoning" if (r.open_at_start and r.extract) else "content"
-    if state == "reasoning" and r.tentative:
-        return "tentative"
-    if state == "content" and r.unopened:
-        return "tentative"   # the model may write its reasoning without the opener
-    return state
+    """The state the output begins in (:attr:`ir.Grammar.begins`): ``reasoning`` (the prompt opened
+    the block), ``tentative`` (reasoning only if its end marker comes) or ``content``."""
+    return ir.message_grammar(plan).begins
 
 
 #: What a whole-text reader found, in order (:meth:`Engine.replay`): ``("content", text)``,

@@ -1,157 +1,41 @@
-"""The grammar IR: one description of what a request's output may be, printed as PEG and GBNF.
+"""The grammar IR of one request: what its output may be, read by the engine, the PEG and the GBNF.
 
 :func:`message_grammar` builds it once per request from the :class:`~autoparser.plan.RequestPlan`;
-:mod:`.peg` prints it as parsimonious rules (the strict parser), :mod:`.request` prints it as
-GBNF (the sampler's grammar). Both printers read the same nodes, so the structure of a turn
-(which blocks may or must come, in which order, what ends free text, what follows the calls)
-is written down once. The nodes are small and frozen:
-
-* :class:`Lit` exact text; :class:`Marker` a rendered marker, matched whitespace-tolerant
-  (:func:`autoparser.markers.pattern`), named by its role;
-* :class:`Text` free text up to (not including) one of its ``ends`` (regex sources), with
-  ``until`` the literal a GBNF free-text automaton runs to (the end the grammar continues with);
-* :class:`Seq`, :class:`Choice`, :class:`Repeat` (``min``/``max``), :class:`Ref` to a named rule;
-* :class:`Turn` the end-of-turn markers that may separate parts (a server stops at them: a
-  sampler's grammar leaves them out); :class:`End` the end of the output;
-* :class:`Tolerated` what the parser accepts but a sampler never generates, :class:`Inline`
-  what may be generated but is read as part of the surrounding text;
-* leaves a printer expands on its own: :class:`Answer` (a JSON value of a schema, the
-  ``response_format`` answer) and :class:`Calls` (the call section of the request's tools: its
-  call layouts and argument encodings).
+:mod:`autoparser.grammar.peg` prints it as parsimonious rules (the strict parser),
+:mod:`autoparser.grammar.request` prints it as GBNF (the sampler's grammar) and
+:mod:`autoparser.runtime.engine` compiles its state machine's patterns from it. So the structure
+of a turn (which blocks may or must come, in which order, what ends free text, where the calls
+open and what follows them) is written down once. The node types are in :mod:`.nodes`; what
+ends free answer text, with what only the tolerant engine reads, is :mod:`.stops`.
 
 Rule names are the mapper's hooks (``reasoning_text``, ``content_text``, ``tool_calls``...),
-so they are part of the contract between this module and the printers.
+so they are part of the contract between this module and its readers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
-
 from .. import markers as mk
 from ..plan import PerPlan, ReasoningPlan, RequestPlan, ToolPlan
-
-
-@dataclass(frozen=True)
-class Lit:
-    text: str
-
-
-@dataclass(frozen=True)
-class Marker:
-    """A rendered marker (``"\\n</think>\\n\\n"``); whitespace around and inside it is optional."""
-
-    role: str
-    text: str
-
-    @property
-    def pattern(self) -> str:
-        return mk.pattern(self.text)
-
-
-@dataclass(frozen=True)
-class Text:
-    """Free text up to one of ``ends`` (regex sources, tried at each position) or the end of output.
-
-    ``avoid`` is a regex the text may not contain (tentative reasoning stops before a call);
-    ``until`` is the literal a GBNF printer runs free text up to ("" when it has none).
-    """
-
-    role: str
-    ends: tuple[str, ...] = ()
-    avoid: str = ""
-    until: str = ""
-    or_end: bool = True      # the end of the output also ends it
-
-
-@dataclass(frozen=True)
-class Seq:
-    items: tuple[Node, ...]
-
-
-@dataclass(frozen=True)
-class Choice:
-    items: tuple[Node, ...]
-
-
-@dataclass(frozen=True)
-class Repeat:
-    item: Node
-    min: int = 0
-    max: int | None = None
-
-
-@dataclass(frozen=True)
-class Ref:
-    name: str
-
-
-@dataclass(frozen=True)
-class Turn:
-    """Any number of end-of-turn markers (``stop`` rule); "" in a sampler's grammar."""
-
-    lazy_before: str = ""    # regex: as few as leave this next (the calls' opener)
-
-
-@dataclass(frozen=True)
-class Tolerated:
-    """Accepted when parsing, never generated: a sampler's grammar leaves it out (an echoed
-    header, a reasoning block the request switched off)."""
-
-    item: Node
-
-
-@dataclass(frozen=True)
-class Inline:
-    """Generated, but read as part of the text around it when parsing (reasoning kept inline
-    with ``reasoning_format="none"``, a delimiter block the prompt did not open)."""
-
-    item: Node
-
-
-@dataclass(frozen=True)
-class End:
-    """The end of the output (whitespace before it allowed)."""
-
-
-@dataclass(frozen=True)
-class Answer:
-    """The ``response_format`` answer: a JSON value of ``schema`` (any JSON when None)."""
-
-    schema: Mapping[str, Any] | None = None
-
-
-@dataclass(frozen=True)
-class Calls:
-    """The calls of ``tools`` (only ``tools.allowed``), with their section and separators."""
-
-    tools: ToolPlan
-
-
-Node: TypeAlias = Lit | Marker | Text | Seq | Choice | Repeat | Ref | Turn | Tolerated | Inline | End | Answer | Calls
-Presence = Literal["required", "optional", "none"]
-
-
-def opt(node: Node) -> Repeat:
-    return Repeat(node, 0, 1)
-
-
-@dataclass(frozen=True)
-class Grammar:
-    """Named rules, ``message`` first; ``facts`` are the few choices printers ask about directly."""
-
-    rules: Mapping[str, Node]
-    stops: tuple[str, ...] = ()             # end-of-turn markers, longest first (``stop`` rule)
-    reasoning: Presence = "none"             # how the reasoning block may appear
-    calls: Presence = "none"                 # how the calls may appear
-    plan: RequestPlan = field(default_factory=RequestPlan, repr=False)
-
-    def __getitem__(self, name: str) -> Node:
-        return self.rules[name]
-
-    def get(self, name: str) -> Node | None:
-        return self.rules.get(name)
+from .nodes import (
+    Answer,
+    Begins,
+    Calls,
+    Choice,
+    End,
+    Grammar,
+    Inline,
+    Marker,
+    Node,
+    Presence,
+    Ref,
+    Seq,
+    Stop,
+    Text,
+    Tolerated,
+    Turn,
+    opt,
+)
+from .stops import call_marker, content_stops, split_header
 
 
 # ---------------------------------------------------------------- building
@@ -194,7 +78,8 @@ def _message_grammar(plan: RequestPlan) -> Grammar:
             parts.append(block)
             if turn is not None and presence != "none":
                 parts.append(turn)
-    content = _content(b, plan, calls_tp, stops)
+    free = content_stops(plan)
+    content = _content(b, plan, calls_tp, free, stops)
     parts.append(content)
     calls: Presence = "none"
     if calls_tp is not None:
@@ -205,12 +90,67 @@ def _message_grammar(plan: RequestPlan) -> Grammar:
         calls = "required" if calls_tp.forced else "optional"
         parts.append(seq if calls == "required" else opt(seq))
     parts.append(b.add("end", Seq((Turn(), End())) if stops else End()))
+    _engine_rules(b, plan)
     rules = {"message": Seq(tuple(parts)), **b.rules}
-    return Grammar(rules=rules, stops=stops, reasoning=presence, calls=calls, plan=plan)
+    return Grammar(rules=rules, stops=stops, reasoning=presence, calls=calls, content_stops=free,
+                   server_stops=plan.stops, begins=_begins(plan))
 
 
-#: The IR of a request, built once per plan: the PEG and the GBNF printers share it.
+#: The IR of a request, built once per plan: the engine, the PEG and the GBNF printers share it.
+#: Weakly keyed by the plan (plans hash by identity) and holding nothing that refers to it.
 message_grammar: PerPlan[Grammar] = PerPlan(_message_grammar)
+
+
+def _engine_rules(b: _Builder, plan: RequestPlan) -> None:
+    """Rules only the tolerant engine reads (``message`` does not reach them): the reasoning
+    markers it also finds where the grammar has no block (a reopened block, a close with no open),
+    the marker that opens calls in this format even when the request declares no tools (it ends a
+    reasoning block never closed), the header and end of a message to another recipient."""
+    r, c = plan.reasoning, plan.content
+    if r.start.strip():
+        b.marker("reasoning_start", r.start)
+    if r.end.strip():
+        b.marker("reasoning_end", r.end)
+    calls = call_marker(plan)
+    if calls is not None:
+        b.add("call_marker", calls)
+    _, header = split_header(c.aside_start)
+    if header.strip():
+        b.marker("aside_header", header)
+    if c.aside_end.strip():
+        b.marker("aside_end", c.aside_end)
+
+
+def _begins(plan: RequestPlan) -> Begins:
+    """Where the output begins: ``reasoning`` (the prompt opened the block), ``tentative``
+    (reasoning only if its end marker comes) or ``content``."""
+    r = plan.reasoning
+    if r.open_at_start and r.extract:
+        return "tentative" if r.tentative else "reasoning"
+    return "tentative" if r.unopened else "content"
+
+
+# the strict parser's content ends, in the order it prints them (the order does not change a lookahead)
+_RANK = {"content_end": 0, "preamble_end": 1, "calls_opener": 2, "stop": 3, "section_end": 3,
+         "reasoning_start": 4, "reasoning_end": 5}
+_TURN = 3
+
+
+def _strict_ends(free: tuple[Stop, ...], stops: tuple[str, ...]) -> tuple[str, ...]:
+    """Where the strict parser's free content ends: the ``strict`` content stops (turn markers once
+    each, as the ``stop`` rule orders them)."""
+    groups: list[list[str]] = [[] for _ in range(6)]
+    turn: dict[str, str] = {}
+    for s in free:
+        if not s.strict:
+            continue
+        group = _RANK[s.node.role]
+        if group == _TURN:
+            turn.setdefault(s.node.text if isinstance(s.node, Marker) else s.node.source, s.node.pattern)
+        else:
+            groups[group].append(s.node.pattern)
+    groups[_TURN] = [turn[m] for m in sorted(turn, key=lambda m: stops.index(m) if m in stops else len(stops))]
+    return tuple(src for group in groups for src in group)
 
 
 def stop_markers(plan: RequestPlan, calls: ToolPlan | None) -> tuple[str, ...]:
@@ -270,26 +210,17 @@ def _reasoning(b: _Builder, r: ReasoningPlan, opener: str, answer_markers: tuple
     return "none", Inline(opt(Ref("reasoning")))
 
 
-def _content(b: _Builder, plan: RequestPlan, calls: ToolPlan | None, stops: tuple[str, ...]) -> Node:
-    """``content``: free text up to the calls or a turn marker (or a JSON answer), maybe wrapped."""
-    r, c = plan.reasoning, plan.content
-    opener = calls.opener.pattern if calls is not None else ""
-    ends = [mk.pattern(s) for s in stops]
-    if opener:
-        ends.insert(0, opener)
-    start_src, end_src = mk.pattern(r.start), mk.pattern(r.end)
-    if r.extract and start_src:
-        ends.append(start_src)          # reasoning comes first or not at all
-    if end_src and (r.extract or (r.strip_stray and start_src)):
-        ends.append(end_src)            # nor does a stray close
+def _content(b: _Builder, plan: RequestPlan, calls: ToolPlan | None, free: tuple[Stop, ...],
+             stops: tuple[str, ...]) -> Node:
+    """``content``: free text up to its strict stops (the calls, a turn marker, a reasoning marker:
+    reasoning comes first or not at all, nor does a stray close) or a JSON answer, maybe wrapped."""
+    c = plan.content
     start = b.marker("content_start", c.start) if c.start.strip() else None
     close = b.marker("content_end", c.end) if c.end.strip() else None
     # an answer before calls may have its own wrapper (harmony's commentary preamble)
     extra = [m for m in c.markers if m.strip()]
     p_start = b.marker("preamble_start", extra[0]) if extra else None
     p_close = b.marker("preamble_end", extra[1]) if len(extra) > 1 else None
-    if p_close is not None:
-        ends.insert(0, mk.pattern(extra[1]))
     if plan.answer.json:
         answer = b.add("answer", Answer(plan.answer.schema))
         if start is not None:
@@ -298,10 +229,8 @@ def _content(b: _Builder, plan: RequestPlan, calls: ToolPlan | None, stops: tupl
         else:
             node = answer
         return opt(node) if calls is not None else node
-    if close is not None:
-        ends.insert(0, mk.pattern(c.end))
     until = calls.opener.exact if calls is not None else ""
-    text = b.add("content_text", Text("content_text", ends=tuple(ends), until=until))
+    text = b.add("content_text", Text("content_text", ends=_strict_ends(free, stops), until=until))
     wrapped_forms = [Seq(tuple(n for n in (s, text, opt(e) if e is not None else None) if n is not None))
                      for s, e in ((start, close), (p_start, p_close)) if s is not None]
     if not wrapped_forms:
@@ -309,5 +238,4 @@ def _content(b: _Builder, plan: RequestPlan, calls: ToolPlan | None, stops: tupl
     return b.add("content", Choice((*wrapped_forms, text)))
 
 
-__all__ = ["Answer", "Calls", "Choice", "End", "Grammar", "Inline", "Lit", "Marker", "Node", "Ref", "Repeat", "Seq",
-           "Text", "Tolerated", "Turn", "message_grammar", "stop_markers"]
+__all__ = ["message_grammar", "stop_markers"]

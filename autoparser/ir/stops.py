@@ -1,0 +1,139 @@
+"""What ends free answer text: every marker the tolerant engine looks for in content, in order.
+
+The strict parser's ``content_text`` ends at the ``strict`` ones (printed from the same list);
+the engine searches all of them at once, the first listed winning where two match at the same
+place. Besides the grammar's own markers (the reasoning opener and closer, the answer's
+wrappers, the calls' opener, the turn markers) the engine reads what models write off the
+template's path: a stray reasoning block when reasoning is off, a call start the model writes
+without its section or name prefix, the rest of a call start the prompt wrote, a closer the
+template never renders, a message to another recipient.
+"""
+
+from __future__ import annotations
+
+from .. import markers as mk
+from ..analysis.model import ToolFormat
+from ..plan import RequestPlan, name_prefix_pattern
+from ..plan import opener as plan_opener
+from .nodes import Marker, Pattern, Stop
+
+
+def content_stops(plan: RequestPlan) -> tuple[Stop, ...]:
+    """The engine's content markers for ``plan``, in its order (see the module's doc)."""
+    p, r, c = plan, plan.reasoning, plan.content
+    t = p.tools.format if p.tools is not None else None
+    out: list[Stop] = []
+
+    def add(kind: str, node: Marker | Pattern, source: str, strict: bool = False) -> None:
+        if source:
+            out.append(Stop(kind, node, source, strict))
+
+    start = Marker("reasoning_start", r.start)
+    end = Marker("reasoning_end", r.end)
+    if r.extract and r.start:
+        add("rstart", start, mk.pattern_label_optional(r.start), strict=bool(start.pattern))
+    if r.strip_stray and r.start:
+        # reasoning is off but the model opens a block anyway (PRE.6): its markers are dropped
+        add("rstray", start, r"\A\s*" + start.pattern)
+        if r.end:
+            add("rstray2", end, end.pattern, strict=bool(start.pattern))
+    answer_start = ""   # the answer's start marker, when it begins with the call start (Functionary v3.2)
+    if t is not None and t.call_start.strip() and c.start.strip().startswith(t.call_start.strip()):
+        answer_start = mk.pattern(c.start) + word_end(c.start)
+        add("cwrap", Marker("answer_start", c.start), answer_start)   # before the call opener: the longer wins
+    if p.prompt_opened:
+        # the prompt wrote the call start: the output begins with a call's name or the answer start's rest
+        rest = c.start.strip()[len(p.prompt_opened):] if c.start.strip().startswith(p.prompt_opened) else ""
+        if rest.strip():
+            add("cwrap_opened", Marker("answer_start_rest", rest), r"\A\s*" + mk.pattern(rest) + word_end(rest))
+        if p.tools is not None and t is not None:
+            prefix = name_prefix_pattern(t) + r"\s*" if t.name_prefix.strip() else ""
+            src = r"\A(?=\s*" + prefix + mk.tool_name(p.tools.names) + ")"
+            add("tcall_opened", Pattern("call_opened", src), src)
+    if p.tools is not None and t is not None:
+        if t.section_end and not t.section_start:
+            # a section end after trailing content; a turn marker for the grammars (``stop_markers``)
+            send = Marker("section_end", t.section_end)
+            add("send", send, send.pattern, strict=bool(t.section_end.strip() and not t.section_start.strip()))
+        for i, closer in enumerate(p.tools.stray_closers):
+            add(f"xclose{i}", Marker("stray_closer", closer), mk.pattern(closer))   # recognised and dropped
+        op = p.tools.opener
+        if op.pattern:
+            # a section or call opener is consumed; a name or a JSON object starts the call itself
+            kind = {"section_start": "tsection", "call_start": "tcall", "call_name": "tcall"}.get(op.role, "tname")
+            add(kind, Pattern("calls_opener", op.pattern), op.loose or op.pattern, strict=True)
+            if implied_section(t):
+                add("tsection_implied", Marker("call_start", t.call_start), mk.pattern(t.call_start))
+            if implied_call_start(t) and p.tools.names:
+                # "<function=NAME>" written without its "<tool_call>": the call start is implied
+                src = mk.pattern(t.name_prefix) + "(?=" + mk.tool_name(p.tools.names) + ")"
+                add("tcall_implied", Pattern("name_prefix", src), src)
+    head, _ = split_header(c.aside_start)
+    if head.strip():
+        # a message to another recipient; one whose header opens a call is a call (or, with no tools, text)
+        calls = call_marker(plan)
+        add("aside", Marker("aside_start", head), (f"(?!{calls.source})" if calls is not None else "") + mk.pattern(head))
+    if c.start and not answer_start:
+        add("cwrap", Marker("content_start", c.start), mk.pattern(c.start) + word_end(c.start))
+    if c.end:
+        add("cwrap2", Marker("content_end", c.end), mk.pattern(c.end), strict=bool(c.end.strip()))
+    # an answer before calls may have its own wrapper (harmony's commentary preamble): the first two
+    # markers that are not blank; further ones are dropped wherever they appear
+    nth = 0
+    for i, m in enumerate(c.markers):
+        role = "dropped"
+        if m.strip():
+            role = ("preamble_start", "preamble_end", "dropped")[min(nth, 2)]
+            nth += 1
+        add(f"cwrap{i + 3}", Marker(role, m), mk.pattern(m), strict=role == "preamble_end")
+    for i, m in enumerate(p.recognised):
+        add(f"stop{i}", Marker("stop", m), mk.pattern(m), strict=True)
+    # a closing reasoning marker with no opening one (prompt opened it, or reasoning is off)
+    if r.extract and r.end:
+        add("rend", end, end.pattern, strict=True)
+    return tuple(out)
+
+
+def call_marker(plan: RequestPlan) -> Pattern | None:
+    """The marker that opens calls in this format (also when the request declares no tools), or None
+    when calls start with no marker (a JSON object or a name, which prose inside reasoning also holds)."""
+    op = plan.tools.opener if plan.tools is not None else plan_opener(plan.analysis, ())
+    if not op.role or not op.pattern:
+        return None
+    # a call start needs no lookahead for its name here: any call, in any spelling, ends the block
+    src = mk.pattern(op.marker) if op.role == "call_start" else op.pattern
+    if implied_section(plan.analysis.tools):
+        src = src + "|" + mk.pattern(plan.analysis.tools.call_start)
+    return Pattern("call_marker", src)
+
+
+def word_end(marker: str) -> str:
+    """A marker that ends in a word (``>>>all``) ends there: ``>>>allow`` is not it."""
+    return r"(?!\w)" if marker.strip()[-1:].isalnum() else ""
+
+
+def split_header(marker: str) -> tuple[str, str]:
+    """A marker with a header wildcard as (its head, the header from the wildcard on). Only the head is
+    searched for: a regex search prefers a complete shorter marker inside the header to the longer one
+    still partial, so the header is matched once the head is found."""
+    i = marker.find(mk.HEADER)
+    return (marker, "") if i < 0 else (marker[:i], marker[i:])
+
+
+def implied_call_start(t: ToolFormat) -> bool:
+    """A call start followed by a tag-like name prefix (``<tool_call>`` + ``<function=``): models
+    also write the name prefix alone."""
+    first = mk.tokens(t.name_prefix)[0] if t.name_prefix.strip() else ""
+    return t.style == "tagged" and bool(t.call_start.strip()) and not t.section_start.strip() and \
+        first.startswith("<") and len(first) >= 4 and first not in t.call_start
+
+
+def implied_section(t: ToolFormat) -> bool:
+    """Sectioned calls whose per-call marker is a special token: models also write the calls
+    without the section opener (Kimi's ``<|tool_call_begin|>`` alone)."""
+    first = mk.tokens(t.call_start)[0] if t.call_start.strip() else ""
+    return bool(t.section_start.strip()) and len(first) >= 4 and \
+        any(first.startswith(o) for o in ("<|", "<｜", "[")) and first not in t.section_start
+
+
+__all__ = ["call_marker", "content_stops", "implied_call_start", "implied_section", "split_header", "word_end"]
