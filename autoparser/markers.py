@@ -40,7 +40,7 @@ def _token_pattern(token: str) -> str:
         elif piece == NAME_WILDCARD:
             parts.append(r"[\w.\-]+")
         elif piece.isdigit():
-            parts.append(r"\d+")    # call indices differ per call (Kimi "functions.NAME:0")
+            parts.append(r"\d+")    # call indices differ per call ("functions.NAME:0")
         else:
             parts.append(regex.escape(piece))
     return "".join(parts)
@@ -65,7 +65,7 @@ _LABELLED = regex.compile(r"(?s)(.*[>\]|｜▷])(\w{1,20})")
 
 def pattern_label_optional(marker: str) -> str:
     """Like :func:`pattern`, but a word glued after the marker's last special token is optional
-    (Gemma 4's ``<|channel>thought``: models also write ``<|channel>`` alone)."""
+    (``<|channel>thought``: models also write ``<|channel>`` alone)."""
     m = _LABELLED.fullmatch(marker.strip())
     if m is None:
         return pattern(marker)

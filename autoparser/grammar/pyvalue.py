@@ -1,7 +1,7 @@
 """JSON Schema -> GBNF for Python-literal and argument-literal spellings of values.
 
 Some templates print tool arguments as Python reprs (``{'k': 'v', 'b': True, 'n': None}``)
-or as argument literals (Gemma 4 ``{k:<|"|>v<|"|>}``, Python calls ``f(k='v', n=3)``).
+or as argument literals (bare keys with a custom quote ``{k:<|"|>v<|"|>}``, Python calls ``f(k='v', n=3)``).
 :class:`LiteralConverter` extends :mod:`autoparser.grammar.schema`'s converter (references,
 anyOf/oneOf/allOf, arrays, the declared-order member layout and bounded repetition are
 reused) and changes only the spellings:
@@ -14,8 +14,8 @@ reused) and changes only the spellings:
 * the top-level object may use other brackets and separator (``(k=v)``);
 * object members in declared order or sorted by key (templates printing ``|dictsort``);
 * argument literals only (``bare_keys``): values other than strings may also be quoted
-  (functiongemma's ``top_k:<escape>3<escape>``), and the commas between the top-level
-  arguments may be missing, as the parser reads them (a vLLM Gemma 3 template drops them).
+  (``top_k:<escape>3<escape>``), and the commas between the top-level
+  arguments may be missing, as the parser reads them (one corpus template drops them).
 
 minLength/maxLength are not enforced on these strings.
 """
@@ -108,11 +108,11 @@ class LiteralConverter(_Converter):
         fallback = extra if isinstance(extra, dict) else {}
         slots = [(k, self.kv(k, props.get(k, fallback), name, sep), k in required) for k in keys]
         extra_kv = None if extra is False else self.extra_member(extra, name, sep)
-        # templates may leave commas out (Gemma 4); not where strings are bare (the comma ends them)
+        # templates may leave commas out; not where strings are bare (the comma ends them)
         comma = f'( "," {space} )?' if top and self.bare_keys and not self.bare_strings else f'"," {space}'
         layouts = [self.members(slots, extra_kv, name, comma)]
         ordered = sorted(slots, key=lambda slot: slot[0].lower())
-        if ordered != slots:   # templates that print arguments with |dictsort (Gemma 4)
+        if ordered != slots:   # templates that print arguments with |dictsort
             layouts.append(self.members(ordered, extra_kv, f"{name}-sorted", comma))
         body = layouts[0] if len(layouts) == 1 else "( " + " | ".join(layouts) + " )"
         return _join(literal(open_), space, body, literal(close))

@@ -31,7 +31,7 @@ class Message:
     tool_calls: list[ToolCall] = field(default_factory=list)
     truncated: bool = False          # output ended inside a reasoning block, call or marker
     malformed: bool = False          # some text did not fit the format and was kept as content
-    asides: list[str] = field(default_factory=list)   # messages to another recipient (gpt-oss's built-in tools), as
+    asides: list[str] = field(default_factory=list)   # messages to another recipient (built-in tools such as ``to=python``), as
                                                       # written: neither content nor calls (not in ``to_dict``)
     warnings: list[str] = field(default_factory=list)
 

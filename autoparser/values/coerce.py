@@ -1,6 +1,6 @@
 """Coerce argument values to the types a tool's JSON schema declares.
 
-Templates that quote every value (FunctionGemma's ``<escape>3<escape>``) or
+Templates that quote every value (``<escape>3<escape>``) or
 print Python reprs (``{'a': True}``) lose the type; the schema gives it back.
 A value that does not convert is left as it is.
 """

@@ -1,8 +1,8 @@
 """Argument literals that are not JSON, described as data and converted to JSON.
 
 One tolerant reader covers the object-like argument syntaxes templates write:
-Gemma 4's ``{location:<|"|>Paris<|"|>,top_k:7}`` (bare keys, a custom string
-quote), FunctionGemma's ``<escape>`` quotes, and Python calls
+``{location:<|"|>Paris<|"|>,top_k:7}`` (bare keys, a custom string
+quote), ``<escape>`` quotes, and Python calls
 ``get_weather(location='Paris', top_k=7)`` (``=`` between key and value). The
 syntax comes from the analysis (``LiteralArgs``); nothing here names a model.
 """
