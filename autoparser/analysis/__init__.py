@@ -10,12 +10,13 @@ import threading
 from collections import OrderedDict
 
 from .._version import __version__
+from ..diff import marker
 from ..errors import AnalysisError, AutoparserError
 from ..probes import needles as N
 from ..probes.prober import Prober
 from ..render import Renderer
 from .capabilities import probe_capabilities
-from .content import analyze_content, recipient_start, tool_turn_wrappers
+from .content import analyze_content, content_turn, recipient_start, tool_turn_wrappers
 from .model import Analysis, Capabilities, ContentFormat, ReasoningFormat, ToolFormat
 from .reasoning import analyze_reasoning, declared_tags
 from .special import apply_special
@@ -134,9 +135,27 @@ def _check_readable(pr: Prober, renderer: Renderer) -> None:
     raise AnalysisError(f"cannot read the template: {why}", template=renderer.name)
 
 
+def vocabulary(pr: Prober, source: str) -> marker.Vocabulary:
+    """The template's markers: the pieces of its own text, of its generation prompt and of what
+    follows an answer (text no data was put in)."""
+    from ..diff.split import common_prefix_len, fix_prefix_end
+
+    with_gp, without = pr.prompt() or "", pr.render(pr.history, None, False) or ""
+    texts = [with_gp[fix_prefix_end(with_gp, common_prefix_len(with_gp, without)):]]
+    turn = content_turn(pr)
+    if turn is not None and N.ASSISTANT in turn:
+        texts.append(turn[turn.index(N.ASSISTANT) + len(N.ASSISTANT):])
+    return marker.Vocabulary.of_template(marker.template_text(source)).with_text(*texts)
+
+
 def _analyze_unchecked(renderer: Renderer) -> Analysis:
     pr = Prober(renderer, {"enable_thinking": True})
     _check_readable(pr, renderer)
+    with marker.using(vocabulary(pr, renderer.source)):
+        return _analyze_with_markers(pr, renderer)
+
+
+def _analyze_with_markers(pr: Prober, renderer: Renderer) -> Analysis:
     caps = probe_capabilities(pr)
     notes: list[str] = []
     content, eot, eot_text = analyze_content(pr)

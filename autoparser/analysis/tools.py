@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import markers as mk
-from ..diff.split import MARKER, common_prefix_len, fix_prefix_end, shared_prefix, shared_suffix
+from ..diff import marker as dm
+from ..diff.split import common_prefix_len, fix_prefix_end, shared_prefix, shared_suffix
 from ..probes import needles as N
 from ..probes.prober import Prober
 from ..values.jsonscan import JsonScanner
@@ -80,7 +81,7 @@ def render_call_turn(pr: Prober, content: str) -> str | None:
 def last_marker_in(text: str, start: int = 0, end: int | None = None) -> Any:
     """The last marker in ``text[start:end]``, or None."""
     found = None
-    for found in MARKER.finditer(text, start, len(text) if end is None else end):  # noqa: B007
+    for found in dm.finditer(text, start, len(text) if end is None else end):  # noqa: B007
         pass
     return found
 
@@ -236,8 +237,8 @@ def _tidy(fmt: ToolFormat, reasoning_end: str) -> ToolFormat:
 
 def _cut_turn_markers(section_end: str, generation_prompt: str, eot: tuple[str, ...]) -> str:
     """A section end stops before the next turn's header and the end-of-turn markers."""
-    heads = {m.group() for m in MARKER.finditer(generation_prompt)}
-    for m in MARKER.finditer(section_end):
+    heads = {m.group() for m in dm.finditer(generation_prompt)}
+    for m in dm.finditer(section_end):
         if m.group() in heads:
             section_end = section_end[: m.start()]
             break
@@ -388,7 +389,7 @@ def _empty_section(one: str, empty: str, base: int) -> bool:
     from .reasoning import closing_candidates
 
     opener = last_marker_in(one, 0, base)
-    closer = MARKER.match(empty, base)
+    closer = dm.match(empty, base)
     return opener is not None and opener.end() == base and closer is not None and \
         closer.group() in closing_candidates(opener.group()) and one.endswith(empty[base:])
 
@@ -592,10 +593,10 @@ def _tagged_args(body: str, two_args: str | None, typed: str | None = None) -> t
             n = len(x) - cs     # the next argument's prefix is also how the call closes: it is the prefix's
         value_end, rest_x = x[:n], x[n:]
     else:
-        m = MARKER.search(after1)
+        m = dm.search(after1)
         value_end = after1[: m.end()] if m else ""
     if not value_end.strip():
-        m = MARKER.search(after1)
+        m = dm.search(after1)
         value_end = after1[: m.end()] if m else after1
     close = after1[len(value_end):] if after1.startswith(value_end) else after1
     if rest_x:

@@ -1,17 +1,19 @@
 """Text diffing that respects marker boundaries.
 
 Common prefixes and suffixes are cut back so that a marker such as
-``<tool_call>`` or ``[TOOL_CALLS]`` is never split between the shared part and
-the differing part (llama.cpp's "tag boundary fixing").
+``<tool_call>``, ``[TOOL_CALLS]`` or ``✦CALL✦`` is never split between the shared part and
+the differing part (llama.cpp's "tag boundary fixing"). What a marker is:
+:mod:`autoparser.diff.marker`.
 """
 
 from __future__ import annotations
 
 import regex
 
+from . import marker as mk
+
 OPENERS, CLOSERS = "<[", ">]"
-# a marker: <...>, [...] (upper-case words), <｜...｜>
-MARKER = regex.compile(r"<[^<>\n]{1,120}>|\[[A-Z_/]{2,40}\]|<\|[^|\n]{1,60}\|>")
+MARKER = mk.SHAPES   # the shapes alone; the finders below also know the template's own markers
 
 
 def common_prefix_len(a: str, b: str) -> int:
@@ -37,7 +39,8 @@ def fix_prefix_end(text: str, n: int) -> int:
     last_close = max(head.rfind(">"), head.rfind("]"))
     if last_open > last_close:
         return last_open
-    return n
+    inside = mk.spanning(text, n) if mk.current().pieces else None
+    return inside.start() if inside is not None else n
 
 
 def fix_suffix_start(text: str, start: int) -> int:
@@ -47,7 +50,8 @@ def fix_suffix_start(text: str, start: int) -> int:
     first_open = min((i for i in (tail.find("<"), tail.find("[")) if i >= 0), default=-1)
     if first_close >= 0 and (first_open < 0 or first_close < first_open) and _opened_before(text, start):
         return start + first_close + 1
-    return start
+    inside = mk.spanning(text, start) if mk.current().pieces else None
+    return inside.end() if inside is not None else start
 
 
 def _opened_before(text: str, start: int) -> bool:
@@ -70,15 +74,12 @@ def shared_suffix(a: str, b: str) -> int:
 
 
 def markers_in(text: str) -> list[str]:
-    return [m.group() for m in MARKER.finditer(text)]
+    return mk.markers_in(text)
 
 
 def last_marker(text: str) -> regex.Match[str] | None:
-    found = None
-    for m in MARKER.finditer(text):
-        found = m
-    return found
+    return mk.last(text)
 
 
 def first_marker(text: str) -> regex.Match[str] | None:
-    return MARKER.search(text)
+    return mk.first(text)
