@@ -24,6 +24,8 @@ real = turns.real_analysis
 WRAPPED = {
     "content_wrapped": ("<response>", "</response>"),
     "command_r_action": ("<|START_RESPONSE|>", "<|END_RESPONSE|>"),
+    "answer_wraps_calls": ("<answer>", "</answer>"),
+    "react_labels": ("Answer:", ""),          # a label line: the turn's end does not pair with it
 }
 # fixture -> end-of-turn markers written after the answer (README's Output column)
 END_OF_TURN: dict[str, tuple[str, ...]] = {
@@ -49,6 +51,19 @@ END_OF_TURN: dict[str, tuple[str, ...]] = {
     "channels": ("<|return|>",),
     "pythonic_bare": ("<|end|>",),
     "minimax_invoke": ("[e~[",),              # the template's own text, not a <...> shape
+    # fixtures in formats the corpus does not contain: markers that are only the template's text
+    "react_labels": ("<|im_end|>",),
+    "symbol_calls": ("«end»",),
+    "at_call_lines": ("<|end|>",),
+    "markdown_tool_sections": ("<|eot|>",),
+    "fence_info_calls": ("<|/turn>",),
+    "indexed_calls": ("<|im_end|>",),
+    "answer_wraps_calls": ("<end_of_turn>",),
+    "reasoning_after_calls": ("<|end|>",),
+    "self_closing_call": ("<|im_end|>",),
+    "dotted_names": ("[[/]]",),
+    "tag_is_name": ("<|im_end|>",),
+    "action_json_fence": ("<|end|>",),
 }
 # fixture -> the header that opens an assistant turn ("" when the generation prompt is empty)
 HEADER = {
@@ -67,6 +82,18 @@ HEADER = {
     "channels": "<|start|>assistant",
     "pythonic_bare": "<|role|>assistant",
     "minimax_invoke": "]~b]ai",
+    "react_labels": "<|im_start|>assistant",
+    "symbol_calls": "«assistant»",
+    "at_call_lines": "<|assistant|>",
+    "markdown_tool_sections": "### Assistant",
+    "fence_info_calls": "<|turn>assistant",
+    "indexed_calls": "<|im_start|>assistant",
+    "answer_wraps_calls": "<start_of_turn>assistant",
+    "reasoning_after_calls": "<|assistant|>",
+    "self_closing_call": "<|im_start|>assistant",
+    "dotted_names": "[[assistant]]",
+    "tag_is_name": "<|im_start|>assistant",
+    "action_json_fence": "<|assistant|>",
 }
 
 

@@ -102,6 +102,11 @@ def _header(gp: str, reasoning: ReasoningFormat) -> str:
     return marker_run_before(text).strip()
 
 
+def _inside_answer(tools: ToolFormat, content: ContentFormat) -> bool:
+    start, end = tools.section_start.strip(), tools.section_end.strip()
+    return bool(start) and start == content.start.strip() and end == content.end.strip()
+
+
 def _analyze(renderer: Renderer) -> Analysis:
     """The analysis, or :class:`AnalysisError` when the template cannot be read: it renders no
     user message at all, or a probe rendering breaks a rule in a way no rule expected (a bug
@@ -173,6 +178,11 @@ def _analyze_with_markers(pr: Prober, renderer: Renderer) -> Analysis:
             tools, tool_notes = ToolFormat(), [f"tool analysis failed: {type(e).__name__}: {e}"]
         notes += tool_notes
     gp = pr.generation_prompt()
+    if tools.style != "none" and _inside_answer(tools, content):
+        # the answer's own block holds the calls (``<answer>text<call>...</call></answer>``): it is
+        # no call section, or the answer before the calls would be read as part of one
+        tools = dataclasses.replace(tools, section_start="", section_end="")
+        notes.append("calls are written inside the answer's wrapper")
     if tools.style != "none":
         tools = call_start_in_prompt(tools, gp)
         content = recipient_start(pr, content, tools.call_start, gp)

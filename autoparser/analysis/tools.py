@@ -185,8 +185,8 @@ def split_units(one: str, two: str | None, s1: int, e1: int, s2: tuple[int, int]
         section_start = left[: len(left) - len(call_start)]
         return section_start, call_start, "", "", right
     middle = two[s2[0]:s2[1]]
-    cs = shared_suffix(left, middle)
-    ce = shared_prefix(right, middle)
+    cs = shared_suffix(left, middle, digits_alike=True)
+    ce = shared_prefix(right, middle, digits_alike=True)
     if cs + ce > len(middle):
         cs = max(0, len(middle) - ce)
     call_start = left[len(left) - cs:] if cs else ""
@@ -306,13 +306,18 @@ def _analyze_tools(pr: Prober, eot_text: str) -> tuple[ToolFormat, list[str]]:
     if turns is None:
         return ToolFormat(), []
     fmt, notes = _read_turns(turns, eot_text)
-    header_named = _name_in_header(turns)
-    if header_named is not None and (_leaks(fmt) or "tool arguments are not rendered" in notes):
-        # the name is written twice per call, in a header (`` to=NAME<|message|>``) and in the call
-        # proper: read the call at its last writing, the header's name matches any name
-        retry, retry_notes = _read_turns(header_named, eot_text)
-        if not _leaks(retry):
-            return retry, [*retry_notes, "the name is also written in a header before the call"]
+    if _leaks(fmt) or "tool arguments are not rendered" in notes:
+        # the name is written twice per call: in a header (`` to=NAME<|message|>``) and in the call
+        # proper (read the call at its last writing), or in the call's opening and closing tags
+        # (``<NAME>{...}</NAME>``: read it at its first); the other writing matches any name
+        for keep, note in ((-1, "the name is also written in a header before the call"),
+                           (0, "the name is written again after the arguments")):
+            named = _name_in_header(turns, keep)
+            if named is None:
+                break
+            retry, retry_notes = _read_turns(named, eot_text)
+            if not _leaks(retry) and "tool arguments are not rendered" not in retry_notes:
+                return retry, [*retry_notes, note]
     return fmt, notes
 
 
@@ -322,16 +327,17 @@ def _leaks(fmt: ToolFormat) -> bool:
                                  fmt.separator, fmt.name_prefix, fmt.name_suffix, fmt.call_close))
 
 
-def _name_in_header(turns: CallTurns) -> CallTurns | None:
-    """``turns`` with every writing of a call's name but its last made a name wildcard, or None
-    when the name is written once per call."""
+def _name_in_header(turns: CallTurns, keep: int = -1) -> CallTurns | None:
+    """``turns`` with every writing of a call's name but one (``keep``: -1 the last, 0 the first)
+    made a name wildcard, or None when the name is written once per call."""
     from dataclasses import replace
 
     k = turns.one.count(NM)
     if k < 2:
         return None
+    kept = k if keep == -1 else keep + 1
 
-    def keep_last(text: str | None) -> str | None:
+    def keep_one(text: str | None) -> str | None:
         if text is None:
             return None
         parts = text.split(NM)
@@ -339,11 +345,11 @@ def _name_in_header(turns: CallTurns) -> CallTurns | None:
             return None
         out = [parts[0]]
         for i, part in enumerate(parts[1:], start=1):
-            out.append((NM if i % k == 0 else mk.NAME_WILDCARD) + part)
+            out.append((NM if (i - 1) % k + 1 == kept else mk.NAME_WILDCARD) + part)
         return "".join(out)
 
-    return replace(turns, one=keep_last(turns.one) or turns.one, two=keep_last(turns.two),
-                   two_args=keep_last(turns.two_args), typed_args=keep_last(turns.typed_args))
+    return replace(turns, one=keep_one(turns.one) or turns.one, two=keep_one(turns.two),
+                   two_args=keep_one(turns.two_args), typed_args=keep_one(turns.typed_args))
 
 
 def _read_turns(turns: CallTurns, eot_text: str) -> tuple[ToolFormat, list[str]]:

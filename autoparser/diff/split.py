@@ -16,18 +16,20 @@ OPENERS, CLOSERS = "<[", ">]"
 MARKER = mk.SHAPES   # the shapes alone; the finders below also know the template's own markers
 
 
-def common_prefix_len(a: str, b: str) -> int:
+def common_prefix_len(a: str, b: str, digits_alike: bool = False) -> int:
     n = min(len(a), len(b))
     i = 0
-    while i < n and a[i] == b[i]:
+    while i < n and (a[i] == b[i] or (digits_alike and a[i].isdigit() and b[i].isdigit())):
         i += 1
     return i
 
 
-def common_suffix_len(a: str, b: str) -> int:
+def common_suffix_len(a: str, b: str, digits_alike: bool = False) -> int:
+    """Length of the common suffix; with ``digits_alike`` any digit matches any digit (an index that
+    differs between two calls: ``<|call:1|>`` and ``<|call:2|>`` are one marker)."""
     n = min(len(a), len(b))
     i = 0
-    while i < n and a[-1 - i] == b[-1 - i]:
+    while i < n and (a[-1 - i] == b[-1 - i] or (digits_alike and a[-1 - i].isdigit() and b[-1 - i].isdigit())):
         i += 1
     return i
 
@@ -61,14 +63,14 @@ def _opened_before(text: str, start: int) -> bool:
     return last_open > last_close
 
 
-def shared_prefix(a: str, b: str) -> int:
+def shared_prefix(a: str, b: str, digits_alike: bool = False) -> int:
     """Length of the marker-safe common prefix."""
-    return fix_prefix_end(a, common_prefix_len(a, b))
+    return fix_prefix_end(a, common_prefix_len(a, b, digits_alike))
 
 
-def shared_suffix(a: str, b: str) -> int:
+def shared_suffix(a: str, b: str, digits_alike: bool = False) -> int:
     """Length of the marker-safe common suffix (counted from the end of ``a``)."""
-    n = common_suffix_len(a, b)
+    n = common_suffix_len(a, b, digits_alike)
     start = fix_suffix_start(a, len(a) - n)
     return len(a) - start
 
