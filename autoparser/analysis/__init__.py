@@ -16,7 +16,14 @@ from ..probes import needles as N
 from ..probes.prober import Prober
 from ..render import Renderer
 from .capabilities import probe_capabilities
-from .content import analyze_content, content_turn, recipient_start, tool_turn_wrappers
+from .content import (
+    CANNOT_READ,
+    analyze_content,
+    content_turn,
+    json_turn_keys,
+    recipient_start,
+    tool_turn_wrappers,
+)
 from .model import Analysis, Capabilities, ContentFormat, ReasoningFormat, ToolFormat
 from .reasoning import analyze_reasoning, declared_tags
 from .special import apply_special
@@ -164,6 +171,14 @@ def _analyze_with_markers(pr: Prober, renderer: Renderer) -> Analysis:
     caps = probe_capabilities(pr)
     notes: list[str] = []
     content, eot, eot_text = analyze_content(pr)
+    keys = json_turn_keys(pr)
+    if keys:
+        # the answer is a JSON string inside an object that is the whole turn: no marker frames it
+        gp = pr.generation_prompt()
+        note = (f"{CANNOT_READ} the whole turn is one JSON object (keys: {', '.join(keys)}); its members "
+                "(reply, reasoning, calls) are not parsed, the output reads as content")
+        return Analysis(template=renderer.name, digest=renderer.digest, capabilities=caps, generation_prompt=gp,
+                        end_of_turn=eot, assistant_header=_header(gp, ReasoningFormat()), notes=(note,))
     reasoning = analyze_reasoning(pr, renderer.source, content_start=content.start)
     if not content.start and reasoning.mode != "none":
         declared = declared_tags(pr, {"enable_thinking": True}, {})

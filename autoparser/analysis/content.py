@@ -10,6 +10,28 @@ from ..probes import needles as N
 from ..probes.prober import Prober
 from .model import ContentFormat
 
+CANNOT_READ = "cannot read:"   # a note that names a format the analysis does not read
+
+
+def json_turn_keys(pr: Prober) -> tuple[str, ...]:
+    """The keys of the JSON object that is the whole assistant turn, when the answer is one of its string
+    members (``{"thought": ..., "reply": "TEXT", "calls": [...]}``); () otherwise."""
+    import json
+
+    turn = content_turn(pr)
+    if turn is None or N.ASSISTANT not in turn:
+        return ()
+    at = turn.find("{")
+    if at < 0 or turn[:at].strip() or turn.index(N.ASSISTANT) < at:
+        return ()
+    try:
+        value, _ = json.JSONDecoder().raw_decode(turn, at)
+    except ValueError:
+        return ()
+    if isinstance(value, dict) and N.ASSISTANT in value.values():
+        return tuple(str(k) for k in value)
+    return ()
+
 
 def content_turn(pr: Prober) -> str | None:
     return pr.turn({"role": "assistant", "content": N.ASSISTANT})
