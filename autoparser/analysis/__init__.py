@@ -147,7 +147,7 @@ def _check_readable(pr: Prober, renderer: Renderer) -> None:
     raise AnalysisError(f"cannot read the template: {why}", template=renderer.name)
 
 
-def vocabulary(pr: Prober, source: str) -> marker.Vocabulary:
+def vocabulary(pr: Prober, literals: tuple[str, ...]) -> marker.Vocabulary:
     """The template's markers: the pieces of its own text, of its generation prompt and of what
     follows an answer (text no data was put in)."""
     from ..diff.split import common_prefix_len, fix_prefix_end
@@ -157,13 +157,13 @@ def vocabulary(pr: Prober, source: str) -> marker.Vocabulary:
     turn = content_turn(pr)
     if turn is not None and N.ASSISTANT in turn:
         texts.append(turn[turn.index(N.ASSISTANT) + len(N.ASSISTANT):])
-    return marker.Vocabulary.of_template(marker.template_text(source)).with_text(*texts)
+    return marker.Vocabulary.of_template(literals).with_text(*texts)
 
 
 def _analyze_unchecked(renderer: Renderer) -> Analysis:
     pr = Prober(renderer, {"enable_thinking": True})
     _check_readable(pr, renderer)
-    with marker.using(vocabulary(pr, renderer.source)):
+    with marker.using(vocabulary(pr, renderer.literals)):
         return _analyze_with_markers(pr, renderer)
 
 

@@ -27,7 +27,7 @@ import contextlib
 import contextvars
 import functools
 import unicodedata
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 
 import regex
 
@@ -136,7 +136,7 @@ class Vocabulary:
 
     @classmethod
     def of_template(cls, literals: Iterable[str]) -> Vocabulary:
-        """From the template's string literals and output text (:func:`autoparser.render.literals`)."""
+        """From the template's string literals and output text (``Renderer.literals``)."""
         return cls(p for text in literals for p in pieces_of(text))
 
     def with_text(self, *texts: str) -> Vocabulary:
@@ -224,53 +224,6 @@ def is_closing(marker: str) -> bool:
         if lead is not None and p in current().pieces:
             return True
     return False
-
-
-def template_text(source: str) -> tuple[str, ...]:
-    """The text a template writes itself: its string literals and output text, with literals joined
-    by ``~`` or ``+`` folded together (``'[|' ~ 'assistant' ~ '|]'``). Empty when it does not parse."""
-    import jinja2
-    from jinja2 import nodes
-
-    from ..render import make_environment
-
-    try:
-        tree = make_environment().parse(source)
-    except (jinja2.TemplateError, RecursionError, ValueError):
-        return ()
-    out: list[str] = []
-
-    def const(node: nodes.Node) -> str | None:
-        if isinstance(node, nodes.Const) and isinstance(node.value, str):
-            return node.value
-        if isinstance(node, nodes.TemplateData):
-            return node.data
-        if isinstance(node, nodes.Add):
-            left, right = const(node.left), const(node.right)
-            return left + right if left is not None and right is not None else None
-        return None
-
-    def runs(items: Sequence[nodes.Node]) -> None:
-        run: list[str] = []
-        for item in items:
-            text = const(item)
-            if text is None:
-                if len(run) > 1:
-                    out.append("".join(run))
-                run = []
-            else:
-                run.append(text)
-        if len(run) > 1:
-            out.append("".join(run))
-
-    for node in tree.find_all((nodes.Const, nodes.TemplateData, nodes.Concat, nodes.Add, nodes.Output)):
-        if isinstance(node, (nodes.Concat, nodes.Output)):
-            runs(node.nodes)
-        else:
-            text = const(node)
-            if text is not None:
-                out.append(text)
-    return tuple(dict.fromkeys(out))
 
 
 def closing_candidates(start: str) -> list[str]:
