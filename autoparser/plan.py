@@ -443,8 +443,9 @@ def section_lookahead(t: ToolFormat, names: tuple[str, ...]) -> str:
 
 def _exact(piece: str) -> str:
     """The first literal run of a marker piece, which free text runs up to: up to a wildcard
-    (``to=NAME<|message|>`` gives ``to=``), or after one (``NAME<|invoke|>`` gives ``<|invoke|>``)."""
-    return next((run for run in re.split(r"[\x03\x04]", piece) if run), piece)
+    (``to=NAME<|message|>`` gives ``to=``), or after one (``NAME<|invoke|>`` gives ``<|invoke|>``),
+    or up to a digit run, which matches any index (``<|calls:2|>`` gives ``<|calls:``)."""
+    return next((run for run in re.split(r"[\x03\x04]|\d+", piece) if run), piece)
 
 
 def _collides(call_start: str, a: Analysis) -> bool:

@@ -198,26 +198,11 @@ def expected_tools(c: Combo) -> dict[str, object]:
     return out
 
 
-def misread(c: Combo) -> str | None:
-    """What the analysis gets wrong about a combination that still round-trips."""
-    if c.roles == "bracket":
-        return "'[|end|]' and '[|assistant|]' are not MARKERs (diff/split.py): no end of turn, no header"
-    return None
-
-
 # ---------------------------------------------------------------- what the analysis does not read yet
 def known_gap(c: Combo) -> str | None:
     """Why the analysis cannot read this combination yet (issue 13), or None when it must."""
     if c.args == "yaml":
         return "arguments as `key: value` lines"
-    return None
-
-
-def known_gbnf_gap(c: Combo) -> str | None:
-    """Why the request GBNF rejects this combination's rendered calls although they parse, or None."""
-    if c.reasoning == "answer_tag" and c.roles == "chatml" and c.envelope != "each":
-        return ("an answer wrapped as <|answer|>...<|im_end|>: the analysis reads the turn end into the call "
-                "section's close, which the GBNF then requires (the server stops before it)")
     return None
 
 

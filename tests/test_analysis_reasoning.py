@@ -36,6 +36,18 @@ REASONING: dict[str, tuple[str, str, str, bool]] = {
     "mistral_args": ("tagged", "[THINK]", "[/THINK]", False),
     "name_as_key": ("tagged", "<|inner_prefix|>", "<|inner_suffix|>", False),
     "python_dict_args": ("tagged", "<seed:think>", "</seed:think>", False),
+    "react_labels": ("tagged", "Thought:", "Answer:", False),     # ended by the answer's label line
+    "symbol_calls": ("tagged", "⟪think⟫", "⟪/think⟫", False),
+    "at_call_lines": ("tagged", "<reasoning>", "</reasoning>", False),
+    "markdown_tool_sections": ("tagged", "### Reasoning", "### Answer", False),
+    "fence_info_calls": ("tagged", "<thought>", "</thought>", False),
+    "indexed_calls": ("tagged", "<|begin_reasoning|>", "<|end_reasoning|>", False),
+    "answer_wraps_calls": ("tagged", "<think>", "</think>", False),
+    "reasoning_after_calls": ("tagged", "<rationale>", "</rationale>", False),   # written after the calls
+    "self_closing_call": ("tagged", "<think>", "</think>", False),
+    "dotted_names": ("tagged", "[[think]]", "[[/think]]", False),
+    "tag_is_name": ("tagged", "<think>", "</think>", False),
+    "action_json_fence": ("tagged", "<scratchpad>", "</scratchpad>", False),
 }
 NO_REASONING = ("chatml_plain", "hermes_json", "xml_params", "mistral_array", "llama3_json", "granite_list",
                 "gemma_plain", "pythonic_bare")

@@ -8,6 +8,7 @@ a representation choice (``<tool_call>`` + ``\\n<function=`` or all in ``call_st
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ import turns
 
 from autoparser import ChatTemplate
 from autoparser.analysis.model import ToolFormat
+from autoparser.markers import NAME_WILDCARD
 
 SHARED = turns.shared_dir()
 USER = [{"role": "user", "content": "What is the weather in Paris?"}]
@@ -106,6 +108,31 @@ FIXTURE_TOOLS: dict[str, dict[str, Any]] = {
     "channels": {"style": "tagged", "args": "json", "call_start+name_prefix": "<|channel|>commentary to=functions.",
                  "name_suffix": "<|constrain|>json<|message|>", "call_close+call_end": "<|call|>",
                  "separator": "<|start|>assistant"},
+    # formats the corpus does not contain (templates/README.md)
+    "react_labels": {"style": "tagged", "args": "json", "section_start": "", "call_start+name_prefix": "Action:",
+                     "name_suffix": "Action Input:", "call_close+call_end": ""},
+    "symbol_calls": {"style": "tagged", "args": "json", "call_start+name_prefix": "✦CALL✦", "name_suffix": "✦ARGS✦",
+                     "call_close+call_end": "✦END✦"},
+    "at_call_lines": {"style": "tagged", "args": "json", "call_start+name_prefix": "@@call", "name_suffix": "",
+                      "call_close+call_end": ""},
+    "markdown_tool_sections": {"style": "tagged", "args": "json", "call_start+name_prefix": "### Tool:",
+                               "name_suffix": "```json", "call_close+call_end": "```"},
+    "fence_info_calls": {"style": "tagged", "args": "json", "call_start+name_prefix": "```tool", "name_suffix": "",
+                         "call_close+call_end": "```"},
+    "indexed_calls": {"style": "tagged", "args": "json", "section_start": "<|calls:1|>", "section_end": "<|/calls|>",
+                      "call_start+name_prefix": "<|call:1|>", "name_suffix": "", "separator": "",
+                      "call_close+call_end": "<|/call|>"},
+    "answer_wraps_calls": {**HERMES, "call_start": "<call>", "call_end": "</call>"},   # inside the answer's block
+    "reasoning_after_calls": {**HERMES, "call_start": "<tool>", "call_end": "</tool>", "json.name_path": ("tool",),
+                              "json.args_path": ("input",)},
+    "self_closing_call": {"style": "tagged", "args": "json", "call_start+name_prefix": '<call name="',
+                          "name_suffix": "\" args='", "call_close+call_end": "'/>"},
+    "dotted_names": {"style": "tagged", "args": "json", "call_start+name_prefix": "<|invoke|>tools.",
+                     "name_suffix": "#0", "call_close+call_end": "<|/invoke|>"},
+    "tag_is_name": {"style": "tagged", "args": "json", "section_start": "<calls>", "section_end": "</calls>",
+                    "call_start+name_prefix": "<", "name_suffix": ">", "call_close+call_end": f"</{NAME_WILDCARD}>"},
+    "action_json_fence": {**HERMES, "call_start": "```json", "call_end": "```", "json.name_path": ("action",),
+                          "json.args_path": ("action_input",)},
 }
 NO_TOOLS = ("chatml_plain", "gemma_plain")
 WITH_IDS = ("call_id_tagged", "mistral_args", "mistral_array")           # render the given call id
@@ -169,17 +196,19 @@ def test_name_as_key_layout() -> None:
 
 
 def _ordered(text: str, pieces: list[str]) -> list[str]:
-    """The pieces not found in order in ``text`` (whitespace ignored on both sides)."""
+    """The pieces not found in order in ``text`` (whitespace ignored on both sides; a name wildcard
+    in a piece, the name written again, matches a name)."""
     flat = "".join(text.split())
     at, missing = 0, []
     for piece in ("".join(p.split()) for p in pieces):
         if not piece:
             continue
-        i = flat.find(piece, at)
-        if i < 0:
+        pattern = re.compile(r"[\w.\-]+".join(re.escape(part) for part in piece.split(NAME_WILDCARD)))
+        found = pattern.search(flat, at)
+        if found is None:
             missing.append(piece)
         else:
-            at = i + len(piece)
+            at = found.end()
     return missing
 
 

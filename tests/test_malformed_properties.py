@@ -157,8 +157,9 @@ def subject(index: int) -> Subject:
                *((t.tagged.value_end,) if t.tagged else ())]
     closers = tuple(dict.fromkeys(["</tool_call>", *(c.strip() for c in closing if c.strip()), *req.stop]))
     d = a.to_dict()
+    stray = req.plan.tools.stray_closers if req.plan.tools else ()   # closers dropped as markers too
     raw = [*_strings(d["reasoning"]), *_strings(d["content"]), *_strings(d["tools"]), *a.end_of_turn,
-           a.assistant_header, *req.stop, turns.BOS, turns.EOS]
+           a.assistant_header, *req.stop, *stray, turns.BOS, turns.EOS]
     pieces = sorted({p for s in raw for p in s.split()}, key=len, reverse=True)
     strip = re.compile("|".join(_piece_pattern(p) for p in pieces) or r"(?!x)x")
     tagged = {p for p in [*pieces, *closers] if any(ch in p for ch in "<>[]|｜")}

@@ -79,6 +79,13 @@ def check(req: Request, text: str) -> str:
     return "fast" if fast == engine else f"differs on {text!r}:\n fast   {fast}\n engine {engine}"
 
 
+# clean outputs on a route the fast path leaves to the engine by design (runtime/whole.py's docstring)
+ENGINE_ROUTE = {
+    ("react_labels", "reasoning_tool"): "the call's label line ends the reasoning (a call opener inside reasoning)",
+    ("reasoning_after_calls", "reasoning"): "the template writes its reasoning after the answer",
+}
+
+
 def run(case: turns.Case) -> dict[str, int]:
     """Every option, the whole text and its variants; raises on a difference."""
     tally = {"whole fast": 0, "whole engine": 0, "variant fast": 0, "variant engine": 0}
@@ -91,7 +98,8 @@ def run(case: turns.Case) -> dict[str, int]:
         tally[f"whole {result}"] += 1
         if result == "engine":
             msg = engine_parse(req, case.text)
-            assert msg.truncated or msg.malformed, f"{case.id} {options}: a clean output left to the engine"
+            assert msg.truncated or msg.malformed or (case.path.stem, case.scenario) in ENGINE_ROUTE, \
+                f"{case.id} {options}: a clean output left to the engine"
         for text in variants(case.text, case.id + repr(options)):
             result = check(req, text)
             assert result in ("fast", "engine"), result

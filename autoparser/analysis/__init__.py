@@ -10,12 +10,20 @@ import threading
 from collections import OrderedDict
 
 from .._version import __version__
+from ..diff import marker
 from ..errors import AnalysisError, AutoparserError
 from ..probes import needles as N
 from ..probes.prober import Prober
 from ..render import Renderer
 from .capabilities import probe_capabilities
-from .content import analyze_content, recipient_start, tool_turn_wrappers
+from .content import (
+    CANNOT_READ,
+    analyze_content,
+    content_turn,
+    json_turn_keys,
+    recipient_start,
+    tool_turn_wrappers,
+)
 from .model import Analysis, Capabilities, ContentFormat, ReasoningFormat, ToolFormat
 from .reasoning import analyze_reasoning, declared_tags
 from .special import apply_special
@@ -101,6 +109,11 @@ def _header(gp: str, reasoning: ReasoningFormat) -> str:
     return marker_run_before(text).strip()
 
 
+def _inside_answer(tools: ToolFormat, content: ContentFormat) -> bool:
+    start, end = tools.section_start.strip(), tools.section_end.strip()
+    return bool(start) and start == content.start.strip() and end == content.end.strip()
+
+
 def _analyze(renderer: Renderer) -> Analysis:
     """The analysis, or :class:`AnalysisError` when the template cannot be read: it renders no
     user message at all, or a probe rendering breaks a rule in a way no rule expected (a bug
@@ -134,12 +147,38 @@ def _check_readable(pr: Prober, renderer: Renderer) -> None:
     raise AnalysisError(f"cannot read the template: {why}", template=renderer.name)
 
 
+def vocabulary(pr: Prober, literals: tuple[str, ...]) -> marker.Vocabulary:
+    """The template's markers: the pieces of its own text, of its generation prompt and of what
+    follows an answer (text no data was put in)."""
+    from ..diff.split import common_prefix_len, fix_prefix_end
+
+    with_gp, without = pr.prompt() or "", pr.render(pr.history, None, False) or ""
+    texts = [with_gp[fix_prefix_end(with_gp, common_prefix_len(with_gp, without)):]]
+    turn = content_turn(pr)
+    if turn is not None and N.ASSISTANT in turn:
+        texts.append(turn[turn.index(N.ASSISTANT) + len(N.ASSISTANT):])
+    return marker.Vocabulary.of_template(literals).with_text(*texts)
+
+
 def _analyze_unchecked(renderer: Renderer) -> Analysis:
     pr = Prober(renderer, {"enable_thinking": True})
     _check_readable(pr, renderer)
+    with marker.using(vocabulary(pr, renderer.literals)):
+        return _analyze_with_markers(pr, renderer)
+
+
+def _analyze_with_markers(pr: Prober, renderer: Renderer) -> Analysis:
     caps = probe_capabilities(pr)
     notes: list[str] = []
     content, eot, eot_text = analyze_content(pr)
+    keys = json_turn_keys(pr)
+    if keys:
+        # the answer is a JSON string inside an object that is the whole turn: no marker frames it
+        gp = pr.generation_prompt()
+        note = (f"{CANNOT_READ} the whole turn is one JSON object (keys: {', '.join(keys)}); its members "
+                "(reply, reasoning, calls) are not parsed, the output reads as content")
+        return Analysis(template=renderer.name, digest=renderer.digest, capabilities=caps, generation_prompt=gp,
+                        end_of_turn=eot, assistant_header=_header(gp, ReasoningFormat()), notes=(note,))
     reasoning = analyze_reasoning(pr, renderer.source, content_start=content.start)
     if not content.start and reasoning.mode != "none":
         declared = declared_tags(pr, {"enable_thinking": True}, {})
@@ -154,6 +193,11 @@ def _analyze_unchecked(renderer: Renderer) -> Analysis:
             tools, tool_notes = ToolFormat(), [f"tool analysis failed: {type(e).__name__}: {e}"]
         notes += tool_notes
     gp = pr.generation_prompt()
+    if tools.style != "none" and _inside_answer(tools, content):
+        # the answer's own block holds the calls (``<answer>text<call>...</call></answer>``): it is
+        # no call section, or the answer before the calls would be read as part of one
+        tools = dataclasses.replace(tools, section_start="", section_end="")
+        notes.append("calls are written inside the answer's wrapper")
     if tools.style != "none":
         tools = call_start_in_prompt(tools, gp)
         content = recipient_start(pr, content, tools.call_start, gp)

@@ -4,23 +4,40 @@ from __future__ import annotations
 
 import regex
 
-from ..diff.split import MARKER, first_marker
+from ..diff import marker as mk
+from ..diff.split import first_marker
 from ..probes import needles as N
 from ..probes.prober import Prober
 from .model import ContentFormat
+
+CANNOT_READ = "cannot read:"   # a note that names a format the analysis does not read
+
+
+def json_turn_keys(pr: Prober) -> tuple[str, ...]:
+    """The keys of the JSON object that is the whole assistant turn, when the answer is one of its string
+    members (``{"thought": ..., "reply": "TEXT", "calls": [...]}``); () otherwise."""
+    import json
+
+    turn = content_turn(pr)
+    if turn is None or N.ASSISTANT not in turn:
+        return ()
+    at = turn.find("{")
+    if at < 0 or turn[:at].strip() or turn.index(N.ASSISTANT) < at:
+        return ()
+    try:
+        value, _ = json.JSONDecoder().raw_decode(turn, at)
+    except ValueError:
+        return ()
+    if isinstance(value, dict) and N.ASSISTANT in value.values():
+        return tuple(str(k) for k in value)
+    return ()
 
 
 def content_turn(pr: Prober) -> str | None:
     return pr.turn({"role": "assistant", "content": N.ASSISTANT})
 
 
-_CLOSING = ("</", "[/", "<|/", "END", "_end", "end|", "close", "Close", "◁/")
-
-
-def is_closing(marker: str) -> bool:
-    """True when the marker, or any marker in a run, closes something (``</x>``, ``[/X]``, ``END``)."""
-    parts = [mm.group() for mm in MARKER.finditer(marker)] or [marker.strip()]
-    return any(p.startswith(c) if c[0] in "<[◁" else c in p for p in parts for c in _CLOSING)
+is_closing = mk.is_closing
 
 
 def analyze_content(pr: Prober) -> tuple[ContentFormat, tuple[str, ...], str]:
@@ -38,14 +55,28 @@ def analyze_content(pr: Prober) -> tuple[ContentFormat, tuple[str, ...], str]:
         start = run
         first = first_marker(after)
         if first is not None and not after[:first.start()].strip() and is_closing(first.group()):
-            stop = first.end()
-            glued = regex.match(r"\w{1,40}", after[stop:])
-            if glued is not None:   # "<|close|>response": a word glued to the closing marker
-                stop += glued.end()
-            end = after[:stop]
-            after = after[stop:]
-    eot = tuple(dict.fromkeys(mm.group() for mm in MARKER.finditer(after)))
+            stop = _glued_end(after, first.end())   # "<|close|>response": a word glued to the closer
+            if _closes(run, after[first.start():stop]):
+                end = after[:stop]
+                after = after[stop:]
+    # a marker that is only the template's text ends the turn when it comes first ("«end»"), not in
+    # what the template writes after the turn (the next header, instructions)
+    eot = tuple(dict.fromkeys(mm.group() for mm in mk.finditer(after)
+                              if mk.SHAPES.fullmatch(mm.group()) or not after[:mm.start()].strip()))
     return ContentFormat(start=start, end=end), eot, after
+
+
+def _closes(start: str, closer: str) -> bool:
+    """``closer`` ends the answer that ``start`` opens, not the turn: it pairs with the opener
+    (``<|START_RESPONSE|>``…``<|END_RESPONSE|>``, ``⟪answer⟫``…``⟪/answer⟫``); a closer that pairs
+    with nothing there (``<|answer|>``…``<|im_end|>``) is the turn's end."""
+    openers = [start.strip()] + [m.group() for m in mk.finditer(start)]
+    return any(c.startswith(closer) or closer.startswith(c) for o in openers for c in mk.closing_candidates(o))
+
+
+def _glued_end(text: str, stop: int) -> int:
+    glued = regex.match(r"\w{1,40}", text[stop:])
+    return stop + glued.end() if glued is not None else stop
 
 
 def recipient_start(pr: Prober, content: ContentFormat, call_start: str, generation_prompt: str) -> ContentFormat:
@@ -83,6 +114,6 @@ def tool_turn_wrappers(pr: Prober, content: ContentFormat, call_start: str) -> t
     after = turn[i + len(N.ASSISTANT):]
     cut = after.find(call_start.strip()) if call_start.strip() else -1
     between = after[:cut].strip() if cut > 0 else ""
-    if between and MARKER.match(between) and between != content.end.strip() and len(between) <= 80:
+    if between and mk.match(between) and between != content.end.strip() and len(between) <= 80:
         found.append(between)
     return tuple(found)

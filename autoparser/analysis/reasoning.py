@@ -14,7 +14,8 @@ from typing import Any, Literal
 
 import regex
 
-from ..diff.split import MARKER, first_marker
+from ..diff import marker as mk
+from ..diff.split import first_marker
 from ..probes import needles as N
 from ..probes.prober import Prober
 from .model import ReasoningFormat, ReasoningMode
@@ -24,32 +25,12 @@ THINKING_KWARGS = ("enable_thinking", "thinking")
 _ROLE = regex.compile(r"assistant|model|bot|gpt|ai\b", regex.IGNORECASE)
 
 
-def closing_candidates(start: str) -> list[str]:
-    """Conventional closers for an opening marker: <x>→</x>, [X]→[/X], START→END, begin→end."""
-    s = start.strip()
-    out = []
-    if s.startswith("<") and not s.startswith("</"):
-        out.append("</" + s[1:])
-        if s.startswith("<|"):
-            out.append("<|/" + s[2:])
-    if s.startswith("[") and not s.startswith("[/"):
-        out.append("[/" + s[1:])
-    for a, b in (("START", "END"), ("start", "end"), ("begin", "end"), ("BEGIN", "END"), ("open", "close")):
-        if a in s:
-            out.append(s.replace(a, b))
-    # Gemma 4 style: <|channel>thought ... <channel|>
-    m = regex.match(r"<\|(\w+)>", s)
-    if m:
-        out.append(f"<{m.group(1)}|>")
-    m = regex.match(r"◁(\w+)▷", s)
-    if m:
-        out.append(f"◁/{m.group(1)}▷")
-    return out
+closing_candidates = mk.closing_candidates
 
 
 def _marker_ending_at(body: str, i: int, floor: int) -> regex.Match[str] | None:
     found = None
-    for cand in MARKER.finditer(body, max(floor, i - 130), i):
+    for cand in mk.finditer(body, max(floor, i - 130), i):
         if cand.end() == i:
             found = cand
     return found
@@ -113,7 +94,7 @@ def drop_header(run: str, content_full: str | None) -> str:
     head = content_full[: content_full.index(N.ASSISTANT)].rstrip()
     content_run = marker_run_before(head)
     cut = 0
-    for m in MARKER.finditer(run):
+    for m in mk.finditer(run):
         prefix = run[: m.end()].strip()
         if (head.endswith(prefix) or prefix in content_run) and run[m.end():].strip():
             cut = m.end()
@@ -134,15 +115,19 @@ def _find_start(full: str, r: int, prompt: str, base: str, gp: str, content_full
         start = marker_run_before(before, len(prompt))
         if start.strip():
             return start
+        # a marker the prompt began and the model ends (prompt "...assistant", turn "assistant/think")
+        split = mk.spanning(full, len(prompt))
+        if split is not None and split.end() <= r and not full[split.end():r].strip():
+            return full[len(prompt):r]
     floor = len(base) if full.startswith(base) else 0
     start = drop_header(marker_run_before(before, floor), content_full)
     if start.strip() and not _is_header(start, content_full):
         return start
     line = _last_line(before)
-    if line.strip() and not MARKER.search(line):
+    if line.strip() and not mk.search(line):
         return line
     line = _last_line(gp)
-    if line.strip() and not MARKER.search(line) and line.strip() not in full:
+    if line.strip() and not mk.search(line) and line.strip() not in full:
         return line
     return ""
 
@@ -274,7 +259,7 @@ def declared_tags(pr: Prober, on_kw: dict[str, Any], off_kw: dict[str, Any]) -> 
 def _empty_block(gp: str) -> tuple[str, str] | None:
     """An empty closed block ending the generation prompt (thinking off): ``<think>\\n\\n</think>``,
     also with a label glued to the opener (Gemma 4's ``<|channel>thought\\n<channel|>``)."""
-    found = list(MARKER.finditer(gp))
+    found = list(mk.finditer(gp))
     if len(found) >= 2:
         a, b = found[-2], found[-1]
         between = gp[a.end():b.start()]

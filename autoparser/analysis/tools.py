@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import markers as mk
-from ..diff.split import MARKER, common_prefix_len, fix_prefix_end, shared_prefix, shared_suffix
+from ..diff import marker as dm
+from ..diff.split import common_prefix_len, fix_prefix_end, shared_prefix, shared_suffix
 from ..probes import needles as N
 from ..probes.prober import Prober
 from ..values.jsonscan import JsonScanner
@@ -80,7 +81,7 @@ def render_call_turn(pr: Prober, content: str) -> str | None:
 def last_marker_in(text: str, start: int = 0, end: int | None = None) -> Any:
     """The last marker in ``text[start:end]``, or None."""
     found = None
-    for found in MARKER.finditer(text, start, len(text) if end is None else end):  # noqa: B007
+    for found in dm.finditer(text, start, len(text) if end is None else end):  # noqa: B007
         pass
     return found
 
@@ -184,8 +185,8 @@ def split_units(one: str, two: str | None, s1: int, e1: int, s2: tuple[int, int]
         section_start = left[: len(left) - len(call_start)]
         return section_start, call_start, "", "", right
     middle = two[s2[0]:s2[1]]
-    cs = shared_suffix(left, middle)
-    ce = shared_prefix(right, middle)
+    cs = shared_suffix(left, middle, digits_alike=True)
+    ce = shared_prefix(right, middle, digits_alike=True)
     if cs + ce > len(middle):
         cs = max(0, len(middle) - ce)
     call_start = left[len(left) - cs:] if cs else ""
@@ -236,8 +237,8 @@ def _tidy(fmt: ToolFormat, reasoning_end: str) -> ToolFormat:
 
 def _cut_turn_markers(section_end: str, generation_prompt: str, eot: tuple[str, ...]) -> str:
     """A section end stops before the next turn's header and the end-of-turn markers."""
-    heads = {m.group() for m in MARKER.finditer(generation_prompt)}
-    for m in MARKER.finditer(section_end):
+    heads = {m.group() for m in dm.finditer(generation_prompt)}
+    for m in dm.finditer(section_end):
         if m.group() in heads:
             section_end = section_end[: m.start()]
             break
@@ -305,13 +306,18 @@ def _analyze_tools(pr: Prober, eot_text: str) -> tuple[ToolFormat, list[str]]:
     if turns is None:
         return ToolFormat(), []
     fmt, notes = _read_turns(turns, eot_text)
-    header_named = _name_in_header(turns)
-    if header_named is not None and (_leaks(fmt) or "tool arguments are not rendered" in notes):
-        # the name is written twice per call, in a header (`` to=NAME<|message|>``) and in the call
-        # proper: read the call at its last writing, the header's name matches any name
-        retry, retry_notes = _read_turns(header_named, eot_text)
-        if not _leaks(retry):
-            return retry, [*retry_notes, "the name is also written in a header before the call"]
+    if _leaks(fmt) or "tool arguments are not rendered" in notes:
+        # the name is written twice per call: in a header (`` to=NAME<|message|>``) and in the call
+        # proper (read the call at its last writing), or in the call's opening and closing tags
+        # (``<NAME>{...}</NAME>``: read it at its first); the other writing matches any name
+        for keep, note in ((-1, "the name is also written in a header before the call"),
+                           (0, "the name is written again after the arguments")):
+            named = _name_in_header(turns, keep)
+            if named is None:
+                break
+            retry, retry_notes = _read_turns(named, eot_text)
+            if not _leaks(retry) and "tool arguments are not rendered" not in retry_notes:
+                return retry, [*retry_notes, note]
     return fmt, notes
 
 
@@ -321,16 +327,17 @@ def _leaks(fmt: ToolFormat) -> bool:
                                  fmt.separator, fmt.name_prefix, fmt.name_suffix, fmt.call_close))
 
 
-def _name_in_header(turns: CallTurns) -> CallTurns | None:
-    """``turns`` with every writing of a call's name but its last made a name wildcard, or None
-    when the name is written once per call."""
+def _name_in_header(turns: CallTurns, keep: int = -1) -> CallTurns | None:
+    """``turns`` with every writing of a call's name but one (``keep``: -1 the last, 0 the first)
+    made a name wildcard, or None when the name is written once per call."""
     from dataclasses import replace
 
     k = turns.one.count(NM)
     if k < 2:
         return None
+    kept = k if keep == -1 else keep + 1
 
-    def keep_last(text: str | None) -> str | None:
+    def keep_one(text: str | None) -> str | None:
         if text is None:
             return None
         parts = text.split(NM)
@@ -338,11 +345,11 @@ def _name_in_header(turns: CallTurns) -> CallTurns | None:
             return None
         out = [parts[0]]
         for i, part in enumerate(parts[1:], start=1):
-            out.append((NM if i % k == 0 else mk.NAME_WILDCARD) + part)
+            out.append((NM if (i - 1) % k + 1 == kept else mk.NAME_WILDCARD) + part)
         return "".join(out)
 
-    return replace(turns, one=keep_last(turns.one) or turns.one, two=keep_last(turns.two),
-                   two_args=keep_last(turns.two_args), typed_args=keep_last(turns.typed_args))
+    return replace(turns, one=keep_one(turns.one) or turns.one, two=keep_one(turns.two),
+                   two_args=keep_one(turns.two_args), typed_args=keep_one(turns.typed_args))
 
 
 def _read_turns(turns: CallTurns, eot_text: str) -> tuple[ToolFormat, list[str]]:
@@ -388,7 +395,7 @@ def _empty_section(one: str, empty: str, base: int) -> bool:
     from .reasoning import closing_candidates
 
     opener = last_marker_in(one, 0, base)
-    closer = MARKER.match(empty, base)
+    closer = dm.match(empty, base)
     return opener is not None and opener.end() == base and closer is not None and \
         closer.group() in closing_candidates(opener.group()) and one.endswith(empty[base:])
 
@@ -592,10 +599,10 @@ def _tagged_args(body: str, two_args: str | None, typed: str | None = None) -> t
             n = len(x) - cs     # the next argument's prefix is also how the call closes: it is the prefix's
         value_end, rest_x = x[:n], x[n:]
     else:
-        m = MARKER.search(after1)
+        m = dm.search(after1)
         value_end = after1[: m.end()] if m else ""
     if not value_end.strip():
-        m = MARKER.search(after1)
+        m = dm.search(after1)
         value_end = after1[: m.end()] if m else after1
     close = after1[len(value_end):] if after1.startswith(value_end) else after1
     if rest_x:

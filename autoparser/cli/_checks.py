@@ -240,7 +240,7 @@ class Options:
 
 def undetected(analysis: Analysis) -> list[str]:
     """What the template renders but the analysis found no format for."""
-    out = []
+    out = [note for note in analysis.notes if note.startswith("cannot read:")]   # named by the analysis first
     caps = analysis.capabilities
     if caps.tool_calls and analysis.tools.style == "none":
         out.append("the template renders tool calls but no tool-call format was found")

@@ -1,31 +1,35 @@
 """Text diffing that respects marker boundaries.
 
 Common prefixes and suffixes are cut back so that a marker such as
-``<tool_call>`` or ``[TOOL_CALLS]`` is never split between the shared part and
-the differing part (llama.cpp's "tag boundary fixing").
+``<tool_call>``, ``[TOOL_CALLS]`` or ``✦CALL✦`` is never split between the shared part and
+the differing part (llama.cpp's "tag boundary fixing"). What a marker is:
+:mod:`autoparser.diff.marker`.
 """
 
 from __future__ import annotations
 
 import regex
 
+from . import marker as mk
+
 OPENERS, CLOSERS = "<[", ">]"
-# a marker: <...>, [...] (upper-case words), <｜...｜>
-MARKER = regex.compile(r"<[^<>\n]{1,120}>|\[[A-Z_/]{2,40}\]|<\|[^|\n]{1,60}\|>")
+MARKER = mk.SHAPES   # the shapes alone; the finders below also know the template's own markers
 
 
-def common_prefix_len(a: str, b: str) -> int:
+def common_prefix_len(a: str, b: str, digits_alike: bool = False) -> int:
     n = min(len(a), len(b))
     i = 0
-    while i < n and a[i] == b[i]:
+    while i < n and (a[i] == b[i] or (digits_alike and a[i].isdigit() and b[i].isdigit())):
         i += 1
     return i
 
 
-def common_suffix_len(a: str, b: str) -> int:
+def common_suffix_len(a: str, b: str, digits_alike: bool = False) -> int:
+    """Length of the common suffix; with ``digits_alike`` any digit matches any digit (an index that
+    differs between two calls: ``<|call:1|>`` and ``<|call:2|>`` are one marker)."""
     n = min(len(a), len(b))
     i = 0
-    while i < n and a[-1 - i] == b[-1 - i]:
+    while i < n and (a[-1 - i] == b[-1 - i] or (digits_alike and a[-1 - i].isdigit() and b[-1 - i].isdigit())):
         i += 1
     return i
 
@@ -37,7 +41,8 @@ def fix_prefix_end(text: str, n: int) -> int:
     last_close = max(head.rfind(">"), head.rfind("]"))
     if last_open > last_close:
         return last_open
-    return n
+    inside = mk.spanning(text, n) if mk.current().pieces else None
+    return inside.start() if inside is not None else n
 
 
 def fix_suffix_start(text: str, start: int) -> int:
@@ -47,7 +52,8 @@ def fix_suffix_start(text: str, start: int) -> int:
     first_open = min((i for i in (tail.find("<"), tail.find("[")) if i >= 0), default=-1)
     if first_close >= 0 and (first_open < 0 or first_close < first_open) and _opened_before(text, start):
         return start + first_close + 1
-    return start
+    inside = mk.spanning(text, start) if mk.current().pieces else None
+    return inside.end() if inside is not None else start
 
 
 def _opened_before(text: str, start: int) -> bool:
@@ -57,28 +63,25 @@ def _opened_before(text: str, start: int) -> bool:
     return last_open > last_close
 
 
-def shared_prefix(a: str, b: str) -> int:
+def shared_prefix(a: str, b: str, digits_alike: bool = False) -> int:
     """Length of the marker-safe common prefix."""
-    return fix_prefix_end(a, common_prefix_len(a, b))
+    return fix_prefix_end(a, common_prefix_len(a, b, digits_alike))
 
 
-def shared_suffix(a: str, b: str) -> int:
+def shared_suffix(a: str, b: str, digits_alike: bool = False) -> int:
     """Length of the marker-safe common suffix (counted from the end of ``a``)."""
-    n = common_suffix_len(a, b)
+    n = common_suffix_len(a, b, digits_alike)
     start = fix_suffix_start(a, len(a) - n)
     return len(a) - start
 
 
 def markers_in(text: str) -> list[str]:
-    return [m.group() for m in MARKER.finditer(text)]
+    return mk.markers_in(text)
 
 
 def last_marker(text: str) -> regex.Match[str] | None:
-    found = None
-    for m in MARKER.finditer(text):
-        found = m
-    return found
+    return mk.last(text)
 
 
 def first_marker(text: str) -> regex.Match[str] | None:
-    return MARKER.search(text)
+    return mk.first(text)

@@ -219,8 +219,11 @@ class _Grammar:
         (``<|tool_response>`` after a Gemma call looks like ``<|tool_call>`` for 7 bytes);
         single characters keep both branches alive. The language is the same.
         """
-        pieces = [" ".join(_WILD.get(c) or char_class([c]) for c in p) for p in mk.tokens(m)]
-        return f" {self.ws} ".join(pieces)
+        def spell(piece: str) -> str:   # a digit run is any index, as in _piece_expr
+            return " ".join(f"[0-9]{{1,{DIGITS_MAX}}}" if run.isdigit() else
+                            " ".join(_WILD.get(c) or char_class([c]) for c in run)
+                            for run in re.split(r"(\d+)", piece) if run)
+        return f" {self.ws} ".join(spell(p) for p in mk.tokens(m))
 
     def lead(self, role: str, m: str) -> str:
         """``ws MARKER`` (whitespace before a marker is the marker's), or "" when blank."""
@@ -228,10 +231,17 @@ class _Grammar:
         return _join(self.ws, rule) if rule else ""
 
     def through(self, role: str, m: str) -> str:
-        """Free text up to and including marker `m` (its first piece ends the text)."""
+        """Free text up to and including marker `m` (its first piece ends the text; a piece with a
+        digit run or a wildcard ends it at its literal head: ``<|calls:`` of ``<|calls:2|>``)."""
         pieces = mk.tokens(m)
+        first = pieces[0]
+        varying = re.search(r"\d|[\x03\x04\x05]", first)
+        glued = ""
+        if varying is not None and varying.start() > 0:
+            first, glued = first[:varying.start()], first[varying.start():]
+            glued = self.b.rule(f"{role}-tail", _piece_expr(glued))
         rest = self.marker(f"{role}-rest", " ".join(pieces[1:])) if len(pieces) > 1 else ""
-        return _join(self.b.string_until(pieces[0]), _join(self.ws, rest) if rest else "")
+        return _join(self.b.string_until(first), glued, _join(self.ws, rest) if rest else "")
 
     def split_stop(self, m: str) -> tuple[str, str]:
         """(a closing marker without the end-of-turn markers it ends with, those markers).

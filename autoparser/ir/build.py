@@ -89,6 +89,9 @@ def _message_grammar(plan: RequestPlan) -> Grammar:
         seq = Seq(tuple(n for n in (between, Ref("tool_calls"), after) if n is not None))
         calls = "required" if calls_tp.forced else "optional"
         parts.append(seq if calls == "required" else opt(seq))
+    if presence == "optional" and r.extract:
+        # a block written after the answer or the calls (a closing rationale) is read there too
+        parts.append(Tolerated(opt(Ref("reasoning"))))
     parts.append(b.add("end", Seq((Turn(), End())) if stops else End()))
     _engine_rules(b, plan)
     rules = {"message": Seq(tuple(parts)), **b.rules}
@@ -182,7 +185,10 @@ def _reasoning(b: _Builder, r: ReasoningPlan, opener: str, answer_markers: tuple
     if r.unopened:   # as the engine: a call, the opener or an answer wrapper before the close ends the hold
         stops += [mk.pattern(m) for m in (r.start, *answer_markers) if m.strip()]
     avoid = "|".join(stops) if (r.tentative or r.unopened) and stops else ""
-    text = b.add("reasoning_text", Text("reasoning_text", ends=(end,), avoid=avoid,
+    # a block closed by the answer's own opener (``Thought: R\nAnswer: ``): a call's opener ends it too
+    answer_start = answer_markers[0].strip() if answer_markers else ""
+    by_call = bool(opener) and bool(answer_start) and r.end.strip().endswith(answer_start)
+    text = b.add("reasoning_text", Text("reasoning_text", ends=(end, opener) if by_call else (end,), avoid=avoid,
                                         until=mk.tokens(r.end)[0], or_end=False))
     close = b.marker("reasoning_end", r.end)
     assert close is not None
@@ -202,7 +208,8 @@ def _reasoning(b: _Builder, r: ReasoningPlan, opener: str, answer_markers: tuple
     # a bare close stands for an empty block (MiniMax-M3 renders "</mm:think>" + content), and where the
     # model may skip the opener any text before a close is reasoning: read, not generated
     skipped: Node = Seq((text, close)) if r.unopened else close
-    b.add("reasoning", Choice((Seq((opening, text, close)), Tolerated(skipped))))
+    before_call = (Tolerated(Seq((opening, text))),) if by_call else ()
+    b.add("reasoning", Choice((Seq((opening, text, close)), *before_call, Tolerated(skipped))))
     if r.extract:
         return "optional", opt(Ref("reasoning"))
     if r.strip_stray:

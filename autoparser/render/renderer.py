@@ -18,6 +18,7 @@ from jinja2.utils import internal_code
 
 from ..errors import TemplateError, TemplateLimitError, TemplateSecurityError
 from .limits import RenderLimits
+from .literals import template_literals
 from .runtime import render_limited
 from .sandbox import make_environment
 from .weight import input_weights
@@ -27,13 +28,17 @@ _TEMPLATE_FILENAME = "<template>"  # jinja names the frames of templates compile
 
 
 @functools.lru_cache(maxsize=256)
-def _compile(source: str) -> jinja2.Template:
+def _compile(source: str) -> tuple[jinja2.Template, tuple[str, ...]]:
+    """The compiled template and the text it writes itself, from one parse."""
     with warnings.catch_warnings():
         # jinja decodes string literals with the unicode-escape codec, which warns about escapes
         # Python does not know ('\#') and keeps them as written, as transformers does; under a
         # warnings filter set to "error" jinja would turn that warning into a TemplateSyntaxError
         warnings.filterwarnings("ignore", message=r"invalid .*escape sequence", category=DeprecationWarning)
-        return make_environment().from_string(source)
+        env = make_environment()
+        tree = env.parse(source)
+        literals = template_literals(tree)    # before compiling: the limits rewrite the tree
+        return env.from_string(tree), literals
 
 
 def clear_caches() -> None:
@@ -131,7 +136,7 @@ class Renderer:
         self.digest = hashlib.sha256(
             json.dumps([source, bos_token, eos_token]).encode("utf-8", "surrogatepass")).hexdigest()
         try:
-            self.template = _compile(source)
+            self.template, self.literals = _compile(source)
         except jinja2.TemplateSyntaxError as e:
             raise TemplateError(e.message or str(e), template=name, phase="compile", lineno=e.lineno,
                                 source_line=self._line(e.lineno)) from None

@@ -1,0 +1,256 @@
+"""What a marker is: text the template itself writes around the data it renders.
+
+Markers come from two places:
+
+* shapes nearly every template uses (:data:`SHAPES`): ``<...>``, ``[UPPER_CASE]``, ``<|...|>``;
+* the template's own text, whatever its characters (a :class:`Vocabulary`): the lines of its
+  string literals and output text (``Action:``, ``✦CALL✦``, ``⟪think⟫``, ``@@call``,
+  ``### Tool:``, a fence opener with an info string), and the lines of renderings that hold no
+  data, such as the generation prompt (``[|assistant|]``) and the end of a turn (``«end»``).
+
+A line of template text is a marker when it is short and either holds a character that is
+neither a word character nor value or prose punctuation (``|``, ``#``, ``@``, a backtick,
+``✦``, ``«``...), or is a label (``Action Input:``); JSON and Python value text (quotes,
+braces) never is, nor half of an angle or bracket marker that the data completes
+(``<function=`` before a name). A long line of prose contributes its marker-like words only.
+Digit runs match any digits: tokens that differ only in an index are the same marker.
+
+The analysis of one template puts its vocabulary in force with :func:`using`; the finders
+(:func:`finditer`, :func:`search`, :func:`match`, :func:`first`, :func:`last`) read the
+vocabulary in force and fall back to the shapes alone. Shapes win over vocabulary entries
+that start at the same place, so text read as a shape before reads the same now.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+import unicodedata
+from collections.abc import Iterable, Iterator
+
+import regex
+
+SHAPES_SOURCE = r"<[^<>\n]{1,120}>|\[[A-Z_/]{2,40}\]|<\|[^|\n]{1,60}\|>"
+SHAPES = regex.compile(SHAPES_SOURCE)
+
+# value and prose punctuation: never makes text a marker on its own (JSON, Python, sentences)
+_VALUE = frozenset("{}()\"',:;.=-!?")
+_QUOTES_AND_BRACES = frozenset("{}\"'")
+_LABEL = regex.compile(r"[A-Za-z][A-Za-z ]{0,30}:")      # "Action:", "Action Input:"
+MAX_WORDS = 3          # a template line of more words is prose: only its marker-like words count
+MAX_LEN = 60
+
+
+def marker_char(ch: str) -> bool:
+    """A character that makes text a marker: not a word character, space, or value/prose punctuation."""
+    if ch.isalnum() or ch == "_" or ch.isspace() or ch in _VALUE:
+        return False
+    return unicodedata.category(ch)[0] in "PS"
+
+
+def _balanced(text: str) -> bool:
+    return text.count("<") == text.count(">") and text.count("[") == text.count("]")
+
+
+def marker_like(piece: str, labels: bool = True, whole: bool = False) -> bool:
+    """True when ``piece`` (template text, stripped) can stand as a marker by itself. An unbalanced
+    ``<`` or ``[`` makes a literal half of a marker the data completes, unless the text is ``whole``
+    (a rendering with no data in it: MiniMax's turn end ``[e~[``)."""
+    piece = piece.strip()
+    if SHAPES.fullmatch(piece):
+        return True
+    if not 2 <= len(piece) <= MAX_LEN or any(c in _QUOTES_AND_BRACES for c in piece):
+        return False
+    if not whole and not _balanced(piece):
+        return False
+    if labels and _LABEL.fullmatch(piece):
+        return True
+    return any(marker_char(c) for c in piece)
+
+
+def pieces_of(text: str, complete: bool = False) -> list[str]:
+    """The marker-like pieces of a stretch of template text, line by line; the shapes in a line
+    are markers of their own (``\n```<｜tool▁call▁end｜>`` gives the fence alone).
+
+    A label (``Action:``) counts only when whitespace follows it: text glued to the end of a
+    literal (``'call:' ~ name``) is half of what the data completes, unless ``complete`` (a
+    rendering, where nothing follows)."""
+    out: list[str] = []
+    lines = text.split("\n")
+    for i, segment in enumerate(lines):
+        parts = SHAPES.split(segment)
+        for j, part in enumerate(parts):
+            glued = not part[-1:].isspace() and (j < len(parts) - 1 or (i == len(lines) - 1 and not complete))
+            _line_pieces(part, out, labels=not glued, whole=complete)
+    return out
+
+
+def _line_pieces(line: str, out: list[str], labels: bool, whole: bool) -> None:
+    line = " ".join(line.split())
+    if not line:
+        return
+    if len(line.split()) <= MAX_WORDS and marker_like(line, labels, whole):
+        out.append(line)
+        return
+    for word in line.split():
+        word = word.rstrip(".,;!?)")
+        if marker_like(word, labels=False):
+            out.append(word)
+
+
+def _piece_pattern(piece: str) -> str:
+    parts = []
+    for chunk in regex.split(r"(\d+|\s+)", piece):
+        if not chunk:
+            continue
+        if chunk.isdigit():
+            parts.append(r"\d+")
+        elif chunk.isspace():
+            parts.append(r"[ \t]+")
+        else:
+            parts.append(regex.escape(chunk))
+    # not inside a marker shape the data completes ("<" + "｜DSML｜" + "invoke name=...")
+    src = r"(?<![<\[])" + "".join(parts)
+    if piece[0].isalnum() or piece[0] == "_":
+        src = r"(?<!\w)" + src
+    if piece[-1].isalnum() or piece[-1] == "_":
+        src += r"(?!\w)"
+    return src
+
+
+@functools.lru_cache(maxsize=256)
+def _compile(pieces: tuple[str, ...]) -> regex.Pattern[str]:
+    extra = [_piece_pattern(p) for p in sorted(pieces, key=len, reverse=True) if not SHAPES.fullmatch(p)]
+    return regex.compile("|".join([SHAPES_SOURCE, *extra])) if extra else SHAPES
+
+
+class Vocabulary:
+    """The markers of one template: the shapes and the pieces of its own text."""
+
+    __slots__ = ("pattern", "pieces")
+
+    def __init__(self, pieces: Iterable[str] = ()) -> None:
+        self.pieces: tuple[str, ...] = tuple(sorted(set(pieces)))
+        self.pattern: regex.Pattern[str] = _compile(self.pieces)
+
+    @classmethod
+    def of_template(cls, literals: Iterable[str]) -> Vocabulary:
+        """From the template's string literals and output text (``Renderer.literals``)."""
+        return cls(p for text in literals for p in pieces_of(text))
+
+    def with_text(self, *texts: str) -> Vocabulary:
+        """Also the pieces of renderings that hold no data (a generation prompt, a turn's end)."""
+        more = [p for t in texts for p in pieces_of(t, complete=True)]
+        return self if set(more) <= set(self.pieces) else Vocabulary((*self.pieces, *more))
+
+
+SHAPES_ONLY = Vocabulary()
+_current: contextvars.ContextVar[Vocabulary] = contextvars.ContextVar("autoparser_markers", default=SHAPES_ONLY)
+
+
+def current() -> Vocabulary:
+    return _current.get()
+
+
+@contextlib.contextmanager
+def using(vocabulary: Vocabulary) -> Iterator[Vocabulary]:
+    """Put ``vocabulary`` in force for the finders while the block runs."""
+    token = _current.set(vocabulary)
+    try:
+        yield vocabulary
+    finally:
+        _current.reset(token)
+
+
+def finditer(text: str, pos: int = 0, endpos: int | None = None) -> Iterator[regex.Match[str]]:
+    return current().pattern.finditer(text, pos, len(text) if endpos is None else endpos)
+
+
+def search(text: str, pos: int = 0) -> regex.Match[str] | None:
+    return current().pattern.search(text, pos)
+
+
+def match(text: str, pos: int = 0) -> regex.Match[str] | None:
+    return current().pattern.match(text, pos)
+
+
+def fullmatch(text: str) -> regex.Match[str] | None:
+    return current().pattern.fullmatch(text)
+
+
+def first(text: str) -> regex.Match[str] | None:
+    return search(text)
+
+
+def last(text: str, start: int = 0, end: int | None = None) -> regex.Match[str] | None:
+    found = None
+    for found in finditer(text, start, end):  # noqa: B007
+        pass
+    return found
+
+
+def markers_in(text: str) -> list[str]:
+    return [m.group() for m in finditer(text)]
+
+
+def spanning(text: str, cut: int) -> regex.Match[str] | None:
+    """A marker of ``text`` that ``cut`` falls strictly inside, or None."""
+    lo = max(0, cut - 2 * MAX_LEN - 64)
+    for m in finditer(text, lo, min(len(text), cut + 2 * MAX_LEN + 64)):
+        if m.start() < cut < m.end():
+            return m
+        if m.start() >= cut:
+            break
+    return None
+
+
+def same(a: str, b: str) -> bool:
+    """The same marker: equal once digit runs are ignored (``<|call:1|>`` and ``<|call:2|>``)."""
+    return a == b or regex.sub(r"\d+", "0", a) == regex.sub(r"\d+", "0", b)
+
+
+_CLOSING = ("</", "[/", "<|/", "END", "_end", "end|", "close", "Close", "◁/")
+
+
+def is_closing(marker: str) -> bool:
+    """True when the marker, or any marker in a run, closes something: ``</x>``, ``[/X]``, ``END``,
+    or any marker whose opening symbols are followed by a slash (``⟪/think⟫``, ``[[/]]``)."""
+    parts = [m.group() for m in finditer(marker)] or [marker.strip()]
+    for p in parts:
+        if any(p.startswith(c) if c[0] in "<[◁" else c in p for c in _CLOSING):
+            return True
+        lead = regex.match(r"[^\w\s/]{1,4}/", p)
+        if lead is not None and p in current().pieces:
+            return True
+    return False
+
+
+def closing_candidates(start: str) -> list[str]:
+    """Conventional closers for an opening marker: <x>→</x>, [X]→[/X], START→END, begin→end, and a
+    slash after the opening symbols of any marker (``⟪think⟫``→``⟪/think⟫``, ``[[x]]``→``[[/x]]``)."""
+    s = start.strip()
+    out = []
+    if s.startswith("<") and not s.startswith("</"):
+        out.append("</" + s[1:])
+        if s.startswith("<|"):
+            out.append("<|/" + s[2:])
+    if s.startswith("[") and not s.startswith("[/"):
+        out.append("[/" + s[1:])
+    for a, b in (("START", "END"), ("start", "end"), ("begin", "end"), ("BEGIN", "END"), ("open", "close")):
+        if a in s:
+            out.append(s.replace(a, b))
+    # Gemma 4 style: <|channel>thought ... <channel|>
+    m = regex.match(r"<\|(\w+)>", s)
+    if m:
+        out.append(f"<{m.group(1)}|>")
+    m = regex.match(r"◁(\w+)▷", s)
+    if m:
+        out.append(f"◁/{m.group(1)}▷")
+    lead = regex.match(r"[^\w\s/]{1,4}(?=\w)", s)
+    if lead is not None:
+        for k in range(1, lead.end() + 1):
+            candidate = s[:k] + "/" + s[k:]
+            if candidate not in out:
+                out.append(candidate)
+    return out
