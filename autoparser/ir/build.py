@@ -109,8 +109,9 @@ def _message_grammar(plan: RequestPlan) -> Grammar:
 
 
 #: The IR of a request, built once per plan: the engine, the PEG and the GBNF printers share it.
-#: Weakly keyed by the plan (plans hash by identity) and holding nothing that refers to it.
-message_grammar: PerPlan[Grammar] = PerPlan(_message_grammar)
+#: Weakly keyed by the plan (plans hash by identity) and holding nothing that refers to it, so that
+#: later plans with the same output key share it too.
+message_grammar: PerPlan[Grammar] = PerPlan(_message_grammar, shared=True)
 
 
 def _engine_rules(b: _Builder, plan: RequestPlan) -> None:
