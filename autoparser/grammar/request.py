@@ -57,6 +57,7 @@ else:  # Python 3.10
     import sre_parse
 
 WS_MAX = 32            # whitespace between and before markers
+WS_SPELLED = f"[ \\t\\n\\r]{{0,{WS_MAX}}}"   # the same inline: not a lexeme of its own for llguidance
 DIGITS_MAX = 12        # a digit run in a marker ("functions.NAME:0")
 WILDCARD_MAX = 64      # varying attribute text in a marker (\x03)
 ID_MAX = 64            # a call id written between markers
@@ -280,8 +281,10 @@ class _Grammar:
                 if isinstance(item, ir.Marker) and i > 0 and isinstance(items[i - 1], ir.Text):
                     out.append(self.through(item.role.replace("_", "-"), item.text))
                 elif isinstance(item, ir.Marker) and i == 0 and spell_first:
-                    # opens an optional branch next to free text: spelled, so llguidance keeps both alive
-                    out.append(_join(self.ws, self.spelled(item.text)))
+                    # opens an optional branch next to free text: spelled, so llguidance keeps both alive,
+                    # and so is the whitespace before it (the ``ws`` rule is one lexeme, which would outrun
+                    # free text that begins with spaces: vLLM's DeepSeek-R1 template writes 20 before calls)
+                    out.append(_join(WS_SPELLED, self.spelled(item.text)))
                 elif isinstance(item, ir.Answer):
                     out.append(_join(self.ws, self.answer_value()))
                 else:
