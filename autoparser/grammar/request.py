@@ -283,7 +283,7 @@ class _Grammar:
                 elif isinstance(item, ir.Marker) and i == 0 and spell_first:
                     # opens an optional branch next to free text: spelled, so llguidance keeps both alive,
                     # and so is the whitespace before it (the ``ws`` rule is one lexeme, which would outrun
-                    # free text that begins with spaces: vLLM's DeepSeek-R1 template writes 20 before calls)
+                    # free text that begins with spaces, such as a run of spaces before the calls)
                     out.append(_join(WS_SPELLED, self.spelled(item.text)))
                 elif isinstance(item, ir.Answer):
                     out.append(_join(self.ws, self.answer_value()))

@@ -58,7 +58,7 @@ def _message_grammar(plan: RequestPlan) -> Grammar:
     Turn markers (end of turn, the assistant header) may separate the parts. The reasoning
     block is required when the prompt opened it, optional when the model may open it; a call
     section is required under ``tool_choice`` required or named, optional otherwise, and free
-    text may follow it (Gemma 4 and LFM2 render content there). Where the prompt wrote a call's
+    text may follow it (some templates render content there). Where the prompt wrote a call's
     start (:attr:`RequestPlan.prompt_opened`), the output may instead begin inside that call
     (``tool_calls_opened``), and an answer may begin with the rest of its start marker.
     """
@@ -89,8 +89,8 @@ def _message_grammar(plan: RequestPlan) -> Grammar:
     else:
         b.add("tool_calls", Calls(calls_tp))
         between: Node | None = Turn(lazy_before=opener) if stops and opener else None
-        # free text may follow the calls, after turn markers too (DeepSeek-R1 renders the answer
-        # after the calls' end of turn and a new assistant header)
+        # free text may follow the calls, after turn markers too (an answer rendered after the calls'
+        # end of turn and a new assistant header)
         after: tuple[Node, ...] = () if plan.answer.json else (Turn(), content) if stops else (content,)
         seq = Seq(tuple(n for n in (between, Ref("tool_calls"), *after) if n is not None))
         calls = "required" if calls_tp.forced else "optional"

@@ -135,7 +135,7 @@ class Answer:
 class Calls:
     """The calls of ``tools`` (only ``tools.allowed``), with their section and separators.
 
-    ``opened``: the prompt already wrote the first call's start (Functionary v3.2's ``>>>``), so the
+    ``opened``: the prompt already wrote the first call's start (a bare ``>>>``), so the
     first call begins with what follows it (its name).
     """
 

@@ -96,7 +96,7 @@ def content_stops(plan: RequestPlan) -> tuple[Stop, ...]:
 
 def answer_start_rest(plan: RequestPlan) -> Pattern | None:
     """What follows the call start the prompt wrote (:attr:`RequestPlan.prompt_opened`) in an answer
-    start that begins with it (Functionary v3.2's ``all`` of ``>>>all``), as a word; None when none."""
+    start that begins with it (``all`` of ``>>>all``), as a word; None when none."""
     start, opened = plan.content.start.strip(), plan.prompt_opened
     rest = start[len(opened):] if opened and start.startswith(opened) else ""
     return Pattern("answer_start_rest", mk.pattern(rest) + word_end(rest)) if rest.strip() else None
