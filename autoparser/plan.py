@@ -14,9 +14,13 @@ The plan sits between the analysis (what the template writes) and the consumers
 from __future__ import annotations
 
 import dataclasses
+import functools
+import json
 import re
+import threading
 import weakref
-from collections.abc import Callable, Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Generic, Literal, TypeVar
@@ -35,18 +39,46 @@ _EMPTY: Mapping[str, Any] = MappingProxyType({})
 T = TypeVar("T")
 
 
-class PerPlan(Generic[T]):
-    """A value built once per plan (plans hash by identity) and dropped with the plan: what the
-    engine compiles from a plan, the call guard's validators."""
+SHARED_SIZE = 128   # values each PerPlan shares between plans by output key (least recently used first out)
 
-    def __init__(self, build: Callable[[RequestPlan], T]) -> None:
+
+class PerPlan(Generic[T]):
+    """A value built once per plan: what the engine compiles from a plan, the call guard's validators.
+
+    Kept per plan (plans hash by identity) as long as the plan lives and, with ``shared``, also
+    in a bounded LRU by the plan's :attr:`~RequestPlan.output_key`: a new request whose output may
+    be what an earlier one's was (same format state and tools) gets the earlier value. A shared
+    value must hold nothing that refers to the plan it was built from.
+    """
+
+    def __init__(self, build: Callable[[RequestPlan], T], shared: bool = False) -> None:
         self._build = build
         self._values: weakref.WeakKeyDictionary[RequestPlan, T] = weakref.WeakKeyDictionary()
+        self._shared: OrderedDict[Hashable, T] | None = OrderedDict() if shared else None
+        self._lock = threading.Lock()
 
     def __call__(self, plan: RequestPlan) -> T:
         value = self._values.get(plan)
         if value is None:
-            value = self._values[plan] = self._build(plan)
+            value = self._values[plan] = self._lookup(plan)
+        return value
+
+    def _lookup(self, plan: RequestPlan) -> T:
+        shared = self._shared
+        key = plan.output_key if shared is not None else None
+        if shared is None or key is None:
+            return self._build(plan)
+        with self._lock:
+            value = shared.get(key)
+            if value is not None:
+                shared.move_to_end(key)
+                return value
+        value = self._build(plan)
+        with self._lock:
+            value = shared.setdefault(key, value)
+            shared.move_to_end(key)
+            while len(shared) > SHARED_SIZE:
+                shared.popitem(last=False)
         return value
 
 
@@ -177,6 +209,42 @@ class RequestPlan:
         """Markers dropped wherever they appear in free text: the stops and the assistant header."""
         return self.stops + ((self.assistant_header,) if self.assistant_header else ())
 
+    @functools.cached_property
+    def output_key(self) -> Hashable | None:
+        """What this plan says the output may be, as a hashable value: the plan without the request's
+        prompt, messages, template name and call-id prefix, with the tools' and the answer's schemas
+        serialised as JSON (in their order: the grammars follow it), and what :func:`opener` reads
+        of the analysis. None when a schema is not plain JSON data.
+
+        Equal keys, equal grammar IR, engine tables and readers (:class:`PerPlan` shares them).
+        """
+        tp, answer = self.tools, self.answer
+        try:
+            tools = None if tp is None else (
+                tp.format, tp.names, tp.allowed, _json_key(list(tp.schemas.items())), tp.forced, tp.parallel,
+                tp.opener, tp.stray_closers)
+            schema = _json_key(answer.schema) if answer.schema is not None else None
+        except (TypeError, ValueError):
+            return None
+        return _Key((self.reasoning, self.content, self.stops, self.assistant_header, tools, answer.json, schema,
+                     self.prefill, self.prompt_opened, opener_inputs(self.analysis)))
+
+
+class _Key:
+    """A hashable value whose hash is computed once (a plan's output key is looked up by several caches)."""
+
+    __slots__ = ("_hash", "value")
+
+    def __init__(self, value: Hashable) -> None:
+        self.value = value
+        self._hash = hash(value)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Key) and self._hash == other._hash and self.value == other.value
+
 
 # ---------------------------------------------------------------- building a plan
 def make_plan(analysis: Analysis, options: RequestOptions, *, prompt: str, eos_token: str = "",
@@ -219,6 +287,15 @@ def _wrappers(markers: tuple[str, ...], reasoning: ReasoningPlan) -> tuple[str, 
         return markers
     return tuple(m for m in markers if not ((start and start.startswith(m.strip()))
                                             or (end and m.strip().startswith(end))))
+
+
+def _json_key(value: Any) -> str:
+    """``value`` (JSON data, mappings of any kind) as JSON text, keys in their order; TypeError otherwise."""
+    def plain(o: Any) -> Any:
+        if isinstance(o, Mapping):
+            return dict(o)
+        raise TypeError(f"not JSON data: {type(o).__name__}")
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=plain, allow_nan=False)
 
 
 def _schemas(tools: tuple[dict[str, Any], ...] | None) -> dict[str, Mapping[str, Any]]:
@@ -446,6 +523,12 @@ def _exact(piece: str) -> str:
     (``to=NAME<|message|>`` gives ``to=``), or after one (``NAME<|invoke|>`` gives ``<|invoke|>``),
     or up to a digit run, which matches any index (``<|calls:2|>`` gives ``<|calls:``)."""
     return next((run for run in re.split(r"[\x03\x04]|\d+", piece) if run), piece)
+
+
+def opener_inputs(a: Analysis) -> tuple[Hashable, ...]:
+    """What :func:`opener` reads of an analysis (part of :attr:`RequestPlan.output_key`: the IR finds
+    the format's call marker with it when a request declares no tools)."""
+    return (a.tools, a.reasoning.start, a.content.start, a.content.in_tool_turns)
 
 
 def _collides(call_start: str, a: Analysis) -> bool:

@@ -10,7 +10,10 @@ For every ``*.jinja`` in the third-party corpus (``../shared/templates``, or
 * **cold + verification**: the same, plus ``tmpl.analysis.verification`` (the self-test
   that verifies the analysis, issue 17): what a server pays before its first request;
 * **warm apply**: with that analysis cached, time ``tmpl.apply(history, tools=TOOLS)``
-  (one render of the prompt plus building the parser spec); median of ``--applies`` calls.
+  (one render of the prompt plus building the parser spec); median of ``--applies`` calls;
+* **warm apply + parse**: the same plus the request's first ``parse`` of a short answer (what a
+  server pays per request: the parser's tables are built for the request, or shared with an
+  earlier request whose output may be the same).
 
 Both are measured as CPU time of this process (``time.process_time``, robust to other load on
 the machine) and as wall time (``time.perf_counter``). Prints median / p90 / max over
@@ -45,6 +48,7 @@ HISTORIES: list[list[dict[str, Any]]] = [
      {"role": "user", "content": "What is the weather in Paris?"}],
     [{"role": "user", "content": "What is the weather in Paris?"}],
 ]
+ANSWER = "The weather in Paris is sunny, 21 degrees."
 TOOLS = [{"type": "function", "function": {
     "name": "get_weather", "description": "Get the current weather for a city.",
     "parameters": {"type": "object", "properties": {
@@ -88,6 +92,7 @@ class Result:
     verified_ms: float | None = None      # cold analysis plus its verification (CPU)
     apply_ms: float | None = None
     apply_wall_ms: float | None = None
+    apply_parse_ms: float | None = None   # apply plus the request's first parse (CPU)
     errors: list[str] = field(default_factory=list)
 
 
@@ -133,6 +138,12 @@ def time_template(path: Path, repeat: int, applies: int) -> Result:
             wall.append(time.perf_counter() - t0)
             cpu.append(time.process_time() - c0)
         res.apply_ms, res.apply_wall_ms = 1000 * statistics.median(cpu), 1000 * statistics.median(wall)
+        cpu = []
+        for _ in range(max(1, applies)):
+            c0 = time.process_time()
+            tmpl.apply(history, tools=TOOLS).parse(ANSWER)
+            cpu.append(time.process_time() - c0)
+        res.apply_parse_ms = 1000 * statistics.median(cpu)
         return res
     res.errors.append(last_error)
     return res
@@ -185,7 +196,8 @@ def main(argv: list[str] | None = None) -> int:
         ("cold analysis, wall (ms)", [r.cold_wall_ms for r in results if r.cold_wall_ms is not None], None),
         ("cold + verification (ms)", [r.verified_ms for r in results if r.verified_ms is not None], COLD_TARGET_MS),
         ("warm apply, CPU (ms)", warm, APPLY_TARGET_MS),
-        ("warm apply, wall (ms)", [r.apply_wall_ms for r in results if r.apply_wall_ms is not None], None))
+        ("warm apply, wall (ms)", [r.apply_wall_ms for r in results if r.apply_wall_ms is not None], None),
+        ("warm apply + parse (ms)", [r.apply_parse_ms for r in results if r.apply_parse_ms is not None], None))
     for label, values, target in rows:
         if not values:
             print(f"{label:<27}{0:>5}")
@@ -194,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
         med = statistics.median(values)
         verdict = "" if target is None else "OK" if med <= target else "FAIL"
         ok &= target is None or med <= target
-        print(f"{label:<27}{len(values):>5}{med:>9.2f}{pct(values, 0.9):>9.2f}{max(values):>9.2f}"
+        print(f"{label:<27}{len(values):>5}{med:>9.3f}{pct(values, 0.9):>9.3f}{max(values):>9.3f}"
               f"{'' if target is None else f'{target:g}':>9}  {verdict}")
 
     print(f"\nslowest {args.slowest} cold analyses (CPU; wall):")

@@ -204,7 +204,7 @@ class _Printer:
         if name in self.b.rules:
             return name
         node = self.g[name]
-        if isinstance(node, (ir.Marker, ir.Text, ir.Calls, ir.Answer)):
+        if isinstance(node, (ir.Marker, ir.Pattern, ir.Text, ir.Calls, ir.Answer)):
             return self.expr(node)     # a terminal or leaf rule named after its role
         self.b.add(name, "")           # placeholder: keeps the rule ahead of the rules it uses
         self.b.rules[name] = self.expr(node, top=True)
@@ -217,7 +217,7 @@ class _Printer:
             return self.rule(node.name)
         if isinstance(node, ir.Lit):
             return _lit(node.text)
-        if isinstance(node, ir.Marker):
+        if isinstance(node, (ir.Marker, ir.Pattern)):
             return b.add(node.role, _rx(r"\s*" + node.pattern))
         if isinstance(node, ir.Text):
             body = r"(?s:.*?)" if not node.avoid else r"(?s:(?:(?!" + node.avoid + ").)*?)"
@@ -250,39 +250,58 @@ class _Printer:
         if isinstance(node, ir.Answer):
             return b.add("answer", "ws json_value")
         if isinstance(node, ir.Calls):
-            _tool_calls(b, node.tools.format, node.tools.allowed, node.tools.parallel)
-            return "tool_calls"
+            return _tool_calls(b, node, self.g)
         raise TypeError(f"no PEG for {node!r}")
 
 
-def _tool_calls(b: _Rules, t: ToolFormat, names: tuple[str, ...], parallel: bool) -> None:
-    """``tool_calls``: the section, its calls and their separators."""
-    b.add("tool_calls", "")     # placeholder: keeps the rule ahead of its markers
+def _tool_calls(b: _Rules, node: ir.Calls, g: ir.Grammar) -> str:
+    """``tool_calls``: the section, its calls and their separators; ``tool_calls_opened`` when the
+    prompt wrote the first call's start (its first call is ``call_opened``, the call without it)."""
+    name = "tool_calls_opened" if node.opened else "tool_calls"
+    if name in b.rules:
+        return name
+    tp = node.tools
+    t = tp.format
+    b.add(name, "")     # placeholder: keeps the rule ahead of its markers
     sep = b.marker("call_separator", t.separator) if t.separator.strip() else ""
-    if not parallel:
-        calls = "call"
+    first = "call_opened" if node.opened else "call"
+    if not tp.parallel:
+        calls = first
     else:
-        calls = f"call ({sep} call)*" if sep else "call+"
+        calls = f"{first} ({sep} call)*" if sep else "call+" if first == "call" else f"{first} call*"
     if t.section_start.strip():
         start = b.marker("section_start", t.section_start)
-        close = b.marker("section_end", t.section_end) if t.section_end.strip() else ""
-        b.rules["tool_calls"] = _seq(start, calls, close)
+        b.rules[name] = _seq(start, calls, _closing(b, g, "section_end", t.section_end))
     else:     # a section end with no start is a turn marker (``ir.stop_markers``)
-        b.rules["tool_calls"] = calls
+        b.rules[name] = calls
     if t.style == "json" and t.json is not None:
-        _json_call(b, t, t.json, names)
+        start, rest = _json_call(b, g, t, t.json, tp.allowed)
     else:
-        _tagged_call(b, t, names)
+        start, rest = _tagged_call(b, g, t, tp.allowed)
+    b.add("call", _seq(start, rest))
+    if node.opened:
+        b.add("call_opened", rest)
+    return name
 
 
 def _markers(b: _Rules, t: ToolFormat, *roles: str) -> dict[str, str]:
     return {r: (b.marker(r, getattr(t, r)) if getattr(t, r).strip() else "") for r in roles}
 
 
-def _json_call(b: _Rules, t: ToolFormat, layout: JsonLayout, names: tuple[str, ...]) -> None:
-    """A call written as one JSON object (name, arguments and id as members)."""
-    m = _markers(b, t, "call_start", "call_end")
-    b.add("call", _seq(m["call_start"], "ws call_object", m["call_end"]))
+def _closing(b: _Rules, g: ir.Grammar, role: str, marker: str) -> str:
+    """A closing marker; the end-of-turn markers it ends with are optional (:meth:`ir.Grammar.closing`)."""
+    head, stops = g.closing(marker)
+    required = b.marker(role, head) if head.strip() else ""
+    if not stops.strip():
+        return required
+    return _seq(required, b.marker(role + "_stop" if required else role, stops) + "?")
+
+
+def _json_call(b: _Rules, g: ir.Grammar, t: ToolFormat, layout: JsonLayout, names: tuple[str, ...]
+               ) -> tuple[str, str]:
+    """A call written as one JSON object (name, arguments and id as members): (its start, the rest)."""
+    start = b.marker("call_start", t.call_start) if t.call_start.strip() else ""
+    rest = _seq("ws call_object", _closing(b, g, "call_end", t.call_end))
     python = t.python_literals
     quoted = [_lit(json.dumps(n, ensure_ascii=False)) for n in sorted(names, key=len, reverse=True)]
     if python:
@@ -291,7 +310,7 @@ def _json_call(b: _Rules, t: ToolFormat, layout: JsonLayout, names: tuple[str, .
     if layout.name_is_key:
         b.add("call_object", '"{" ws call_name ws ":" ws args_json ws "}"')
         b.add("args_json", "json_object / json_string")
-        return
+        return start, rest
     roles = {"name": tuple(layout.name_path), "args": tuple(layout.args_path)}
     if layout.id_path:
         roles["id"] = tuple(layout.id_path)
@@ -299,6 +318,7 @@ def _json_call(b: _Rules, t: ToolFormat, layout: JsonLayout, names: tuple[str, .
     b.add("args_json", "json_object / json_string")     # a string holds the arguments as JSON text
     if "id" in roles:
         b.add("call_id", "json_string / json_number")
+    return start, rest
 
 
 def _json_object(b: _Rules, base: str, roles: dict[str, tuple[str, ...]], python: bool,
@@ -331,9 +351,10 @@ def _json_object(b: _Rules, base: str, roles: dict[str, tuple[str, ...]], python
     return f"{base}_object"
 
 
-def _tagged_call(b: _Rules, t: ToolFormat, names: tuple[str, ...]) -> None:
-    """A call whose name sits between markers, then JSON, literal or per-key arguments."""
-    m = _markers(b, t, "call_start", "name_prefix", "name_suffix", "call_close", "call_end")
+def _tagged_call(b: _Rules, g: ir.Grammar, t: ToolFormat, names: tuple[str, ...]) -> tuple[str, str]:
+    """A call whose name sits between markers, then JSON, literal or per-key arguments: (its start, the rest)."""
+    m = _markers(b, t, "call_start", "name_prefix", "name_suffix")
+    m["call_close"], m["call_end"] = _closing(b, g, "call_close", t.call_close), _closing(b, g, "call_end", t.call_end)
     ordered = sorted(names, key=len, reverse=True)
     if t.name_in_id:
         b.add("call_name", _rx(_name_in_id_source(t.name_in_id, ordered)))
@@ -353,9 +374,9 @@ def _tagged_call(b: _Rules, t: ToolFormat, names: tuple[str, ...]) -> None:
         id_part = "call_id_part" if t.id_position == "before_name" and suffix_src else "call_id_part?"
     b.add("call_header", _seq(m["name_prefix"], "ws call_name", m["name_suffix"]))
     args = _args(b, t)
-    b.add("call", _seq(m["call_start"], id_part if t.id_position == "before_name" else "", "call_header",
-                       id_part if t.id_position == "after_name" else "", args,
-                       id_part if t.id_position == "after_args" else "", m["call_close"], m["call_end"]))
+    return m["call_start"], _seq(id_part if t.id_position == "before_name" else "", "call_header",
+                                 id_part if t.id_position == "after_name" else "", args,
+                                 id_part if t.id_position == "after_args" else "", m["call_close"], m["call_end"])
 
 
 def _name_in_id_source(pattern: str, names: list[str]) -> str:
@@ -391,7 +412,9 @@ def _args(b: _Rules, t: ToolFormat) -> str:
         key_end = mk.pattern(ta.key_suffix)
         value_end = mk.pattern(ta.value_end) or "|".join(
             s for s in (mk.pattern(ta.prefix), mk.pattern(t.call_close), mk.pattern(t.call_end)) if s)
-        b.add("arg", _seq(prefix, "arg_key", "key_suffix" if key_end else "", "arg_value",
+        # an argument prefix that also begins the call's close (``<`` and ``</invoke>``): the close wins
+        close = "!call_close" if "call_close" in b.rules else ""
+        b.add("arg", _seq(close, prefix, "arg_key", "key_suffix" if key_end else "", "arg_value",
                           "value_end" if mk.pattern(ta.value_end) else ""))
         b.add("arg_key", _rx(r"[^\n]+?(?=\s*" + key_end + ")") if key_end else _rx(_ID_WORD))
         if key_end:
@@ -587,6 +610,7 @@ class _Mapper(NodeVisitor):
         return None
 
     visit_reasoning = visit_content = visit_tool_calls = visit_call_id_part = visit_args_tagged = generic_visit
+    visit_tool_calls_opened = visit_opened_content = generic_visit
     visit_ws = visit_end = visit_end_of_text = visit_stop = visit_assistant_header = _drop
     visit_reasoning_start = visit_reasoning_end = visit_content_start = visit_content_end = _drop
     visit_preamble_start = visit_preamble_end = _drop
@@ -729,6 +753,8 @@ class _Mapper(NodeVisitor):
         else:
             arguments = "{}"
         return _Call(name, arguments, call_id)
+
+    visit_call_opened = visit_call     # a call whose start the prompt wrote
 
     def visit_call_header(self, node: Node, visited_children: list[Any]) -> list[Any]:
         return [_Header(node.text), *_flatten(visited_children)]

@@ -57,6 +57,7 @@ else:  # Python 3.10
     import sre_parse
 
 WS_MAX = 32            # whitespace between and before markers
+WS_SPELLED = f"[ \\t\\n\\r]{{0,{WS_MAX}}}"   # the same inline: not a lexeme of its own for llguidance
 DIGITS_MAX = 12        # a digit run in a marker ("functions.NAME:0")
 WILDCARD_MAX = 64      # varying attribute text in a marker (\x03)
 ID_MAX = 64            # a call id written between markers
@@ -181,6 +182,8 @@ class _Grammar:
         self.b = GbnfBuilder()
         self.ws = self.b.rule("ws", f"[ \\t\\n\\r]{{0,{WS_MAX}}}")
         self.stops = [s.strip() for s in g.server_stops if s and s.strip()]
+        # the prompt wrote the first call's start: output may begin inside that call
+        self.opened = isinstance(g.get("tool_calls_opened"), ir.Calls)
 
     # --- assembly -------------------------------------------------------------------
 
@@ -198,7 +201,10 @@ class _Grammar:
                 else:
                     body = _join(prelude, answer)
             else:
-                body = _join(prelude, self.calls(first=self.content()), self.tail())
+                calls = self.calls(first=self.content())
+                if self.opened:
+                    calls = f"( {self.calls(first=None, opened=True)} | {calls} )"
+                body = _join(prelude, calls, self.tail())
         b.define(b.reserve("root"), body)
         return b.render("root")
 
@@ -244,16 +250,9 @@ class _Grammar:
         return _join(self.b.string_until(first), glued, _join(self.ws, rest) if rest else "")
 
     def split_stop(self, m: str) -> tuple[str, str]:
-        """(a closing marker without the end-of-turn markers it ends with, those markers).
-
-        The server stops at an end-of-turn marker, so the grammar cannot require it.
-        """
-        head = m.rstrip()
-        while True:
-            stop = next((s for s in self.stops if head.endswith(s)), None)
-            if stop is None:
-                return head, m[len(head):]
-            head = head[: len(head) - len(stop)].rstrip()
+        """(a closing marker without the end-of-turn markers it ends with, those markers): the
+        server stops at an end-of-turn marker, so the grammar cannot require it (:meth:`ir.Grammar.closing`)."""
+        return self.ir.closing(m)
 
     # --- reasoning, content, answer ---------------------------------------------------
 
@@ -292,8 +291,10 @@ class _Grammar:
                 if isinstance(item, ir.Marker) and i > 0 and isinstance(items[i - 1], ir.Text):
                     out.append(self.through(item.role.replace("_", "-"), item.text))
                 elif isinstance(item, ir.Marker) and i == 0 and spell_first:
-                    # opens an optional branch next to free text: spelled, so llguidance keeps both alive
-                    out.append(_join(self.ws, self.spelled(item.text)))
+                    # opens an optional branch next to free text: spelled, so llguidance keeps both alive,
+                    # and so is the whitespace before it (the ``ws`` rule is one lexeme, which would outrun
+                    # free text that begins with spaces, such as a run of spaces before the calls)
+                    out.append(_join(WS_SPELLED, self.spelled(item.text)))
                 elif isinstance(item, ir.Answer):
                     out.append(_join(self.ws, self.answer_value()))
                 else:
@@ -365,8 +366,9 @@ class _Grammar:
 
     # --- calls -----------------------------------------------------------------------
 
-    def calls(self, first: str | None) -> str:
-        """The calls from their opener; with `first`, from free content through ``op.exact``."""
+    def calls(self, first: str | None, opened: bool = False) -> str:
+        """The calls from their opener; with `first`, from free content through ``op.exact``; ``opened``:
+        from inside the first call, whose start the prompt wrote (its names spelled: free text competes)."""
         t, b, op = self.t, self.b, self.op
         rest = self.opener_rest()
         # inline alternatives: a named rule made only of terminals becomes one llguidance lexeme,
@@ -383,14 +385,19 @@ class _Grammar:
         opener = (self.spelled(per_call) if loose else self.marker("call-start", per_call)) if per_call else ""
         one = b.rule("call", _join(opener, self.ws, body) if opener else body)
         head = one
-        if first is not None and op.role != "section_start":
+        if opened:
+            names = b.rule("opened-call-body", " | ".join(f"( {self.call_body(n, spell=True)} )"
+                                                          for n in self.plan.names))
+            lead = self.marker("name-prefix", t.name_prefix) if op.role == "call_name" else ""
+            head = b.rule("opened-call", _join(lead, self.ws, names) if lead else names)
+        elif first is not None and op.role != "section_start":
             head = b.rule("first-call", _join(first, rest, self.ws, body) if op.role else _join(first, one))
         more = ""
         if self.plan.parallel:
             sep = _join(self.ws, self.spelled(t.separator)) if loose and t.separator.strip() \
                 else self.lead("call-separator", t.separator)
             item = _join(sep, self.ws, one)
-            more = b.recursive_rule("more-calls", lambda r: f"| {item} {r}")
+            more = b.recursive_rule("more-calls", lambda r: f"| {item} {r}", key=("more-calls", item))
         seq = _join(head, more)
         if op.role != "section_start":
             return seq
@@ -412,8 +419,9 @@ class _Grammar:
         # as it competes with free text and the reasoning opener (`` to=self<|message|>``)
         return _join(self.spelled(head), self.lead("opener-rest", " ".join(tail)))
 
-    def call_body(self, tool: str) -> str:
-        """One call of `tool` after its per-call opener (starting with no whitespace), inline."""
+    def call_body(self, tool: str, spell: bool = False) -> str:
+        """One call of `tool` after its per-call opener (starting with no whitespace), inline; ``spell``:
+        its name one character class at a time."""
         t = self.t
         close = _join(self.lead_closing("call-close", t.call_close), self.lead_closing("call-end", t.call_end))
         if t.style == "json" and t.json is not None:
@@ -423,7 +431,8 @@ class _Grammar:
             parts += [self.id_part(), self.ws]
         if self.op.role not in ("name_prefix", "call_name") and t.name_prefix.strip():
             parts += [self.marker("name-prefix", t.name_prefix), self.ws]
-        parts += [self.name_expr(tool), self.lead("name-suffix", t.name_suffix)]
+        name = " ".join(char_class([c]) for c in tool) if spell and not t.name_in_id else self.name_expr(tool)
+        parts += [name, self.lead("name-suffix", t.name_suffix)]
         if t.id_position == "after_name":
             parts += [self.ws, self.id_part()]
         parts.append(self.tagged_args(tool))

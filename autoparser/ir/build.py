@@ -35,7 +35,7 @@ from .nodes import (
     Turn,
     opt,
 )
-from .stops import call_marker, content_stops, split_header
+from .stops import answer_start_rest, call_marker, content_stops, split_header
 
 
 # ---------------------------------------------------------------- building
@@ -58,7 +58,9 @@ def _message_grammar(plan: RequestPlan) -> Grammar:
     Turn markers (end of turn, the assistant header) may separate the parts. The reasoning
     block is required when the prompt opened it, optional when the model may open it; a call
     section is required under ``tool_choice`` required or named, optional otherwise, and free
-    text may follow it (Gemma 4 and LFM2 render content there).
+    text may follow it (some templates render content there). Where the prompt wrote a call's
+    start (:attr:`RequestPlan.prompt_opened`), the output may instead begin inside that call
+    (``tool_calls_opened``), and an answer may begin with the rest of its start marker.
     """
     b = _Builder(plan)
     r, tp, pre = plan.reasoning, plan.tools, plan.prefill
@@ -80,15 +82,25 @@ def _message_grammar(plan: RequestPlan) -> Grammar:
                 parts.append(turn)
     free = content_stops(plan)
     content = _content(b, plan, calls_tp, free, stops)
-    parts.append(content)
+    first = _opened_content(b, plan, content)
     calls: Presence = "none"
-    if calls_tp is not None:
+    if calls_tp is None:
+        parts.append(first)
+    else:
         b.add("tool_calls", Calls(calls_tp))
         between: Node | None = Turn(lazy_before=opener) if stops and opener else None
-        after: Node | None = None if plan.answer.json else content
-        seq = Seq(tuple(n for n in (between, Ref("tool_calls"), after) if n is not None))
+        # free text may follow the calls, after turn markers too (an answer rendered after the calls'
+        # end of turn and a new assistant header)
+        after: tuple[Node, ...] = () if plan.answer.json else (Turn(), content) if stops else (content,)
+        seq = Seq(tuple(n for n in (between, Ref("tool_calls"), *after) if n is not None))
         calls = "required" if calls_tp.forced else "optional"
-        parts.append(seq if calls == "required" else opt(seq))
+        answer = (first, seq if calls == "required" else opt(seq))
+        if plan.prompt_opened:
+            # the prompt wrote a call's start: the output begins with the call's name, or is an answer
+            opened = b.add("tool_calls_opened", Calls(calls_tp, opened=True))
+            parts.append(Choice((Seq((opened, *after)), Seq(answer))))
+        else:
+            parts.extend(answer)
     if presence == "optional" and r.extract:
         # a block written after the answer or the calls (a closing rationale) is read there too
         parts.append(Tolerated(opt(Ref("reasoning"))))
@@ -100,8 +112,9 @@ def _message_grammar(plan: RequestPlan) -> Grammar:
 
 
 #: The IR of a request, built once per plan: the engine, the PEG and the GBNF printers share it.
-#: Weakly keyed by the plan (plans hash by identity) and holding nothing that refers to it.
-message_grammar: PerPlan[Grammar] = PerPlan(_message_grammar)
+#: Weakly keyed by the plan (plans hash by identity) and holding nothing that refers to it, so that
+#: later plans with the same output key share it too.
+message_grammar: PerPlan[Grammar] = PerPlan(_message_grammar, shared=True)
 
 
 def _engine_rules(b: _Builder, plan: RequestPlan) -> None:
@@ -215,6 +228,16 @@ def _reasoning(b: _Builder, r: ReasoningPlan, opener: str, answer_markers: tuple
     if r.strip_stray:
         return "optional", Tolerated(opt(Ref("reasoning")))
     return "none", Inline(opt(Ref("reasoning")))
+
+
+def _opened_content(b: _Builder, plan: RequestPlan, content: Node) -> Node:
+    """The answer at the start of the output: after a call start the prompt wrote (``>>>``), the rest of
+    an answer start that begins with it (``all``) may come first; else ``content``."""
+    rest = answer_start_rest(plan) if not plan.answer.json else None
+    if rest is None:
+        return content
+    marker = b.add(rest.role, rest)
+    return b.add("opened_content", Choice((Seq((marker, Ref("content_text"))), content)))
 
 
 def _content(b: _Builder, plan: RequestPlan, calls: ToolPlan | None, free: tuple[Stop, ...],

@@ -133,9 +133,14 @@ class Answer:
 
 @dataclass(frozen=True)
 class Calls:
-    """The calls of ``tools`` (only ``tools.allowed``), with their section and separators."""
+    """The calls of ``tools`` (only ``tools.allowed``), with their section and separators.
+
+    ``opened``: the prompt already wrote the first call's start (a bare ``>>>``), so the
+    first call begins with what follows it (its name).
+    """
 
     tools: ToolPlan
+    opened: bool = False
 
     @functools.cached_property
     def trigger(self) -> Trigger:
@@ -193,6 +198,19 @@ class Grammar:
 
     def get(self, name: str) -> Node | None:
         return self.rules.get(name)
+
+    def closing(self, marker: str) -> tuple[str, str]:
+        """(a closing marker without the end-of-turn markers it ends with, those markers).
+
+        A server stops at an end of turn, so output may end before them: a grammar cannot require them.
+        """
+        stops = [s.strip() for s in self.server_stops if s.strip()]
+        head = marker.rstrip()
+        while True:
+            stop = next((s for s in stops if head.endswith(s)), None)
+            if stop is None:
+                return head, marker[len(head):]
+            head = head[: len(head) - len(stop)].rstrip()
 
     @property
     def tool_calls(self) -> Calls | None:

@@ -43,9 +43,9 @@ def content_stops(plan: RequestPlan) -> tuple[Stop, ...]:
         add("cwrap", Marker("answer_start", c.start), answer_start)   # before the call opener: the longer wins
     if p.prompt_opened:
         # the prompt wrote the call start: the output begins with a call's name or the answer start's rest
-        rest = c.start.strip()[len(p.prompt_opened):] if c.start.strip().startswith(p.prompt_opened) else ""
-        if rest.strip():
-            add("cwrap_opened", Marker("answer_start_rest", rest), r"\A\s*" + mk.pattern(rest) + word_end(rest))
+        rest = answer_start_rest(plan)
+        if rest is not None:
+            add("cwrap_opened", rest, r"\A\s*" + rest.source)
         if p.tools is not None and t is not None:
             prefix = name_prefix_pattern(t) + r"\s*" if t.name_prefix.strip() else ""
             src = r"\A(?=\s*" + prefix + mk.tool_name(p.tools.names) + ")"
@@ -94,6 +94,14 @@ def content_stops(plan: RequestPlan) -> tuple[Stop, ...]:
     return tuple(out)
 
 
+def answer_start_rest(plan: RequestPlan) -> Pattern | None:
+    """What follows the call start the prompt wrote (:attr:`RequestPlan.prompt_opened`) in an answer
+    start that begins with it (``all`` of ``>>>all``), as a word; None when none."""
+    start, opened = plan.content.start.strip(), plan.prompt_opened
+    rest = start[len(opened):] if opened and start.startswith(opened) else ""
+    return Pattern("answer_start_rest", mk.pattern(rest) + word_end(rest)) if rest.strip() else None
+
+
 def call_marker(plan: RequestPlan) -> Pattern | None:
     """The marker that opens calls in this format (also when the request declares no tools), or None
     when calls start with no marker (a JSON object or a name, which prose inside reasoning also holds)."""
@@ -136,4 +144,4 @@ def implied_section(t: ToolFormat) -> bool:
         any(first.startswith(o) for o in ("<|", "<｜", "[")) and first not in t.section_start
 
 
-__all__ = ["call_marker", "content_stops", "implied_call_start", "implied_section", "split_header", "word_end"]
+__all__ = ["answer_start_rest", "call_marker", "content_stops", "implied_call_start", "implied_section", "split_header", "word_end"]

@@ -119,7 +119,7 @@ def _compile(plan: RequestPlan) -> _Tables:
     return compile_tables(ir.message_grammar(plan))
 
 
-_tables: PerPlan[_Tables] = PerPlan(_compile)
+_tables: PerPlan[_Tables] = PerPlan(_compile, shared=True)
 
 
 Tables = _Tables

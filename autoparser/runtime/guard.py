@@ -5,10 +5,10 @@ that follows the tool's ``parameters`` schema, keeps its text but is marked:
 ``ToolCall.invalid`` holds the reason and the message gets a warning. Objects that declare
 ``properties`` take no other keys unless ``additionalProperties`` allows them (as the GBNF).
 
-Schemas are compiled once per request plan into small validation closures (no code is
-generated or evaluated) for the keywords tool schemas use: ``type``, ``enum``, ``const``,
-``properties``, ``required``, ``additionalProperties``, ``items``, ``anyOf``/``oneOf``/``allOf``,
-bounds on numbers, strings and arrays. A schema with any other keyword is validated by the
+Schemas are compiled once per request plan (plans with the same tools share them, ``PerPlan``)
+into small validation closures (no code is generated or evaluated) for the keywords tool schemas
+use: ``type``, ``enum``, ``const``, ``properties``, ``required``, ``additionalProperties``,
+``items``, ``anyOf``/``oneOf``/``allOf``, bounds on numbers, strings and arrays. A schema with any other keyword is validated by the
 ``jsonschema`` library instead, so nothing is waved through.
 """
 
@@ -257,7 +257,8 @@ def _strict(schema: Any) -> Any:
 
 
 class CallGuard:
-    """The checks of one request plan's tools (built once per plan, shared by its parses)."""
+    """The checks of one request plan's tools (built once per plan, shared by its parses and by later
+    plans with the same output key: it holds the tools' names and schemas, not the plan)."""
 
     def __init__(self, plan: RequestPlan) -> None:
         tp = plan.tools
@@ -298,8 +299,8 @@ class CallGuard:
         return "arguments" + reason if reason else None
 
 
-#: The plan's guard, built on first use.
-guard_for: PerPlan[CallGuard] = PerPlan(CallGuard)
+#: The plan's guard, built on first use (shared by plans with the same output key).
+guard_for: PerPlan[CallGuard] = PerPlan(CallGuard, shared=True)
 
 
 __all__ = ["CallGuard", "compile_schema", "guard_for"]

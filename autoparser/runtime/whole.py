@@ -431,11 +431,11 @@ def _reader(plan: RequestPlan) -> WholeReader:
         read = _json_reader(t, tp.names) if t.style == "json" else _tagged_reader(t, tp.names)
         if read is None:
             read = _engine_reader(t)
-    # nothing here refers to the plan: the cache holds the reader only as long as the plan lives
+    # nothing here refers to the plan: plans with the same output key share the reader
     return WholeReader(seen, start_state(plan), tables(plan), tp.format if tp is not None else None, read)
 
 
-_readers: PerPlan[WholeReader] = PerPlan(_reader)
+_readers: PerPlan[WholeReader] = PerPlan(_reader, shared=True)
 
 
 def whole_steps(plan: RequestPlan, text: str) -> list[Step] | None:
