@@ -454,3 +454,20 @@ if __name__ == "__main__":
         print(tally.line(label))
         for f in tally.failures if verbose else tally.failures[:10]:
             print("   ", f)
+
+
+def test_prompt_opened_call_is_constrained_from_the_start() -> None:
+    """A prompt that ends with a call's start (Functionary v3.2's ``>>>``) leaves no trigger for the
+    first call in the output: the grammar applies from the first byte (no triggers), and accepts
+    both a call name right away and the ``all`` answer."""
+    shared = turns.shared_dir()
+    path = shared / "templates" / "meetkai-functionary-medium-v3.2.jinja" if shared else None
+    if path is None or not path.is_file():
+        pytest.skip("needs ../shared/templates/meetkai-functionary-medium-v3.2.jinja")
+    tmpl = autoparser.ChatTemplate.from_file(path, bos_token=turns.BOS, eos_token=turns.EOS)
+    req = tmpl.apply([{"role": "user", "content": "Weather in Paris?"}], tools=turns.TOOLS)
+    assert req.prompt.endswith(">>>") and req.gbnf is not None
+    assert req.grammar_triggers == []
+    assert accepts(req.gbnf, 'get_weather\n{"location": "Paris", "unit": "celsius"}')
+    assert accepts(req.gbnf, "all\nThe capital of France is Paris.")
+    assert not accepts(req.gbnf, 'no_such_tool\n{"location": "Paris"}')

@@ -97,10 +97,13 @@ class _Goal:
     parallel: bool = True
     answer: bool = False                      # response_format: the answer is JSON
     answer_schema: Any = None
+    opened: bool = False                      # the prompt wrote the first call's start
 
     @property
     def lazy(self) -> bool:
-        return bool(self.names) and not self.forced and not self.answer
+        """Whether a server applies the grammar from its trigger on; not when the prompt already
+        wrote a call's start (no trigger would show up in the output: constrain from its start)."""
+        return bool(self.names) and not self.forced and not self.answer and not self.opened
 
     @staticmethod
     def of(g: ir.Grammar) -> _Goal:
@@ -113,7 +116,8 @@ class _Goal:
         schema = dict(ans.schema) if isinstance(ans, ir.Answer) and ans.schema else {"type": "object"}
         return _Goal(names=names, schemas=schemas, forced=tp is not None and tp.forced and bool(names),
                      parallel=tp.parallel if tp is not None else True, answer=answer,
-                     answer_schema=schema if answer else None)
+                     answer_schema=schema if answer else None,
+                     opened=isinstance(g.get("tool_calls_opened"), ir.Calls))
 
 
 _SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
@@ -203,10 +207,24 @@ class _Grammar:
             else:
                 calls = self.calls(first=self.content())
                 if self.opened:
-                    calls = f"( {self.calls(first=None, opened=True)} | {calls} )"
+                    # not lazy (no trigger shows up): an answer with no call is a branch of its own,
+                    # led by the rest of the answer's start where it has one (``all``); the tail reads it
+                    answer_only = "" if p.forced else f" | {self.opened_answer()}"
+                    calls = f"( {self.calls(first=None, opened=True)} | {calls}{answer_only} )"
                 body = _join(prelude, calls, self.tail())
         b.define(b.reserve("root"), body)
         return b.render("root")
+
+    def opened_answer(self) -> str:
+        """After a call start the prompt wrote, what leads an answer: the rest of the answer's start
+        (the IR's ``opened_content`` marker), else nothing more than white space."""
+        oc = self.ir.get("opened_content")
+        if isinstance(oc, ir.Choice) and oc.items and isinstance(oc.items[0], ir.Seq):
+            lead = oc.items[0].items[0]
+            m = self.ir.get(lead.name) if isinstance(lead, ir.Ref) else lead
+            if isinstance(m, ir.Marker | ir.Pattern) and m.text.strip():
+                return _join(self.ws, self.spelled(m.text))
+        return self.ws
 
     # --- markers --------------------------------------------------------------------
 

@@ -53,6 +53,7 @@ class Pattern:
 
     role: str
     source: str
+    text: str = ""    # the literal it matches, when it stands for one (what a GBNF spells out)
 
     @property
     def pattern(self) -> str:

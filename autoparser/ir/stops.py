@@ -99,7 +99,7 @@ def answer_start_rest(plan: RequestPlan) -> Pattern | None:
     start that begins with it (``all`` of ``>>>all``), as a word; None when none."""
     start, opened = plan.content.start.strip(), plan.prompt_opened
     rest = start[len(opened):] if opened and start.startswith(opened) else ""
-    return Pattern("answer_start_rest", mk.pattern(rest) + word_end(rest)) if rest.strip() else None
+    return Pattern("answer_start_rest", mk.pattern(rest) + word_end(rest), rest) if rest.strip() else None
 
 
 def call_marker(plan: RequestPlan) -> Pattern | None:
