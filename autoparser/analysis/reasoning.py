@@ -14,8 +14,8 @@ from typing import Any, Literal
 
 import regex
 
-from ..diff import marker as mk
 from ..diff.split import first_marker
+from ..markers import definition as mk
 from ..probes import needles as N
 from ..probes.prober import Prober
 from .model import ReasoningFormat, ReasoningMode

@@ -3,14 +3,14 @@
 Common prefixes and suffixes are cut back so that a marker such as
 ``<tool_call>``, ``[TOOL_CALLS]`` or ``✦CALL✦`` is never split between the shared part and
 the differing part (llama.cpp's "tag boundary fixing"). What a marker is:
-:mod:`autoparser.diff.marker`.
+:mod:`autoparser.markers.definition`.
 """
 
 from __future__ import annotations
 
 import regex
 
-from . import marker as mk
+from ..markers import definition as mk
 
 OPENERS, CLOSERS = "<[", ">]"
 MARKER = mk.SHAPES   # the shapes alone; the finders below also know the template's own markers
