@@ -19,6 +19,17 @@ The analysis of one template puts its vocabulary in force with :func:`using`; th
 (:func:`finditer`, :func:`search`, :func:`match`, :func:`first`, :func:`last`) read the
 vocabulary in force and fall back to the shapes alone. Shapes win over vocabulary entries
 that start at the same place, so text read as a shape before reads the same now.
+
+Two narrower kinds of marker, both defined here and nowhere else:
+
+* a **token-shaped** marker piece (:func:`token_shaped`) is written with the characters special
+  tokens are written with (``<``, ``>``, ``[``, ``]``, ``|``, ``｜``). Only these are listed as the
+  parser's markers (``Analysis.markers``) and so kept in decoded text: a template literal marker
+  of other characters (``Action:``, ``✦CALL✦``, a fence, ``#0``) is a marker to the analysis and
+  the parser, but ordinary text to a tokenizer;
+* a **special-token look** (:data:`TOKEN_LOOK`, :data:`CONTROL_LOOK`, :data:`BARRED_TOKEN`) is how a
+  single tokenizer token looks when no tokenizer is at hand: ``<|im_end|>``, ``<｜tool▁sep｜>``,
+  ``[TOOL_CALLS]``, and (for :data:`TOKEN_LOOK`) word tags such as ``<think>``.
 """
 
 from __future__ import annotations
@@ -33,6 +44,47 @@ import regex
 
 SHAPES_SOURCE = r"<[^<>\n]{1,120}>|\[[A-Z_/]{2,40}\]|<\|[^|\n]{1,60}\|>"
 SHAPES = regex.compile(SHAPES_SOURCE)
+_TRAILING_SHAPE = regex.compile(f"(?:{SHAPES_SOURCE})\\Z")
+
+# ---- the look of one tokenizer token (no tokenizer needed); alternatives tried left to right
+_PIPE_TOKEN = r"<\|[^|<>\n]+?\|>"                  # <|im_end|>, <|start_header_id|>, <|tool calls|>
+_FULLWIDTH_TOKEN = r"<｜[^｜<>\n]+?｜>"             # fullwidth bars: <｜tool▁calls▁begin｜>
+_FULLWIDTH_TAG = r"<[^<>\n]*｜[^<>\n]*>"           # any tag holding a fullwidth bar: <｜DSML｜invoke name="x">
+_HALF_PIPE = r"<\|[^\s<>|]+>|<[^\s<>|/]+\|>"       # one bar only: <|tool_call>, <channel|>
+_BRACKET_WORD = r"\[/?[A-Z][A-Z0-9_]+\]"           # bracketed control words: [TOOL_CALLS], [THINK], [/INST]
+_WORD_TAG = r"</?[^\s<>/]*[^\W\d_][^\s<>]*>"      # tags without spaces holding a letter: <think>, </tool_call>
+
+BARRED_TOKEN_SOURCE = f"{_PIPE_TOKEN}|{_FULLWIDTH_TOKEN}"
+BARRED_TOKEN = regex.compile(BARRED_TOKEN_SOURCE)
+"""A token between bars: ``<|x|>`` or ``<｜x｜>`` (a special token inside a longer marker piece)."""
+CONTROL_LOOK = regex.compile("|".join((_PIPE_TOKEN, _FULLWIDTH_TAG, _HALF_PIPE, _BRACKET_WORD)))
+"""A control token: bars or bracketed upper-case words, never a plain word tag."""
+TOKEN_LOOK = regex.compile("|".join((BARRED_TOKEN_SOURCE, _BRACKET_WORD, _WORD_TAG)))
+"""A token a tokenizer may hold as one special token: a token between bars, a bracketed control word,
+or a tag without spaces that holds a letter (``<think>``, ``<|tool_call>``)."""
+TOKEN_CHARS = frozenset("<>[]|｜")
+_WORD_OPENER = regex.compile(r"\s*(?:\[([A-Za-z_]{2,30})\]|<([A-Za-z_]{2,30})>)")
+
+
+def token_shaped(piece: str) -> bool:
+    """A marker piece written with the characters of special tokens (``<|im_end|>``, ``</think>``,
+    ``[TOOL_CALLS]``, ``<function=``): the pieces listed as the parser's markers."""
+    return len(piece) > 1 and any(ch in TOKEN_CHARS for ch in piece)
+
+
+def trailing_shape(text: str) -> regex.Match[str] | None:
+    """The marker shape that ends ``text`` (``assistant: <think>`` gives ``<think>``), or None."""
+    return _TRAILING_SHAPE.search(text)
+
+
+def word_closer(opener: str) -> str | None:
+    """The closer that mirrors a marker starting with a word tag (``[TOOL_CALLS]``→``[/TOOL_CALLS]``,
+    ``<tools>``→``</tools>``), or None for any other opener."""
+    m = _WORD_OPENER.match(opener)
+    if m is None:
+        return None
+    return f"[/{m.group(1)}]" if m.group(1) else f"</{m.group(2)}>"
+
 
 # value and prose punctuation: never makes text a marker on its own (JSON, Python, sentences)
 _VALUE = frozenset("{}()\"',:;.=-!?")
