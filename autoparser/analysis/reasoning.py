@@ -69,7 +69,7 @@ def marker_run_before(text: str, floor: int = 0) -> str:
         # a recipient glued to the run at the very start of the turn: " to=self<|message|>"
         lead = body[floor:start]
         token = lead.strip()
-        if token and len(token) <= 40 and not any(c.isspace() or c in "<>[]|" for c in token):
+        if token and len(token) <= 40 and not any(c.isspace() or c in mk.TOKEN_CHARS for c in token):
             start = floor + lead.index(token)
     return text[start:] if seen else ""
 

@@ -37,9 +37,9 @@ from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..analysis.model import Analysis, ContentFormat, ReasoningFormat, ToolFormat
-from ..analysis.reasoning import closing_candidates, marker_run_before
-from ..diff.split import MARKER
-from ..markers.definition import CONTROL_LOOK
+from ..analysis.reasoning import marker_run_before
+from ..markers.definition import CONTROL_LOOK, closing_candidates
+from ..markers.definition import SHAPES as MARKER
 from .kwargs import (
     STANDARD_VARIABLES,
     PromptState,

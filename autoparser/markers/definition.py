@@ -101,8 +101,25 @@ def marker_char(ch: str) -> bool:
     return unicodedata.category(ch)[0] in "PS"
 
 
+# ---- boundaries: an angle or bracket marker is never cut between its opening and its closing bracket
+OPEN_BRACKETS, CLOSE_BRACKETS = "<[", ">]"
+
+
+def unclosed(text: str) -> int:
+    """Where a bracket that ``text`` leaves open starts (``...<tool_ca`` ends inside a marker), or -1."""
+    last_open = max(text.rfind(c) for c in OPEN_BRACKETS)
+    return last_open if last_open > max(text.rfind(c) for c in CLOSE_BRACKETS) else -1
+
+
+def unopened_close(text: str) -> int:
+    """Where the first bracket of ``text`` that closes one opened before it is (``ol_call>...``), or -1."""
+    close = min((i for i in (text.find(c) for c in CLOSE_BRACKETS) if i >= 0), default=-1)
+    opened = min((i for i in (text.find(c) for c in OPEN_BRACKETS) if i >= 0), default=-1)
+    return close if close >= 0 and (opened < 0 or close < opened) else -1
+
+
 def _balanced(text: str) -> bool:
-    return text.count("<") == text.count(">") and text.count("[") == text.count("]")
+    return all(text.count(o) == text.count(c) for o, c in zip(OPEN_BRACKETS, CLOSE_BRACKETS, strict=True))
 
 
 def marker_like(piece: str, labels: bool = True, whole: bool = False) -> bool:
