@@ -118,6 +118,12 @@ def unopened_close(text: str) -> int:
     return close if close >= 0 and (opened < 0 or close < opened) else -1
 
 
+def next_open(text: str, start: int = 0) -> int:
+    """Where the next angle or bracket marker of ``text`` may start, from ``start`` on; ``len(text)``
+    when none does (a header's id ends there: ``call_1<|message|>``)."""
+    return min((i for i in (text.find(c, start) for c in OPEN_BRACKETS) if i >= 0), default=len(text))
+
+
 def _balanced(text: str) -> bool:
     return all(text.count(o) == text.count(c) for o, c in zip(OPEN_BRACKETS, CLOSE_BRACKETS, strict=True))
 
@@ -125,7 +131,7 @@ def _balanced(text: str) -> bool:
 def marker_like(piece: str, labels: bool = True, whole: bool = False) -> bool:
     """True when ``piece`` (template text, stripped) can stand as a marker by itself. An unbalanced
     ``<`` or ``[`` makes a literal half of a marker the data completes, unless the text is ``whole``
-    (a rendering with no data in it: MiniMax's turn end ``[e~[``)."""
+    (a rendering with no data in it: a turn end such as ``[e~[``)."""
     piece = piece.strip()
     if SHAPES.fullmatch(piece):
         return True
@@ -309,7 +315,7 @@ def closing_candidates(start: str) -> list[str]:
     for a, b in (("START", "END"), ("start", "end"), ("begin", "end"), ("BEGIN", "END"), ("open", "close")):
         if a in s:
             out.append(s.replace(a, b))
-    # Gemma 4 style: <|channel>thought ... <channel|>
+    # a half-barred opener closes with the bar on the other side: <|channel>thought ... <channel|>
     m = regex.match(r"<\|(\w+)>", s)
     if m:
         out.append(f"<{m.group(1)}|>")
