@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from .. import markers as mk
 from ..analysis.model import ToolFormat
+from ..markers import definition as dm
 from ..plan import RequestPlan, name_prefix_pattern
 from ..plan import opener as plan_opener
 from .nodes import Marker, Pattern, Stop
@@ -141,7 +142,7 @@ def implied_section(t: ToolFormat) -> bool:
     without the section opener (Kimi's ``<|tool_call_begin|>`` alone)."""
     first = mk.tokens(t.call_start)[0] if t.call_start.strip() else ""
     return bool(t.section_start.strip()) and len(first) >= 4 and \
-        any(first.startswith(o) for o in ("<|", "<｜", "[")) and first not in t.section_start
+        first.startswith(dm.TOKEN_OPENINGS) and first not in t.section_start
 
 
 __all__ = ["answer_start_rest", "call_marker", "content_stops", "implied_call_start", "implied_section", "split_header", "word_end"]

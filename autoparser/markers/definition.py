@@ -63,6 +63,7 @@ TOKEN_LOOK = regex.compile("|".join((BARRED_TOKEN_SOURCE, _BRACKET_WORD, _WORD_T
 """A token a tokenizer may hold as one special token: a token between bars, a bracketed control word,
 or a tag without spaces that holds a letter (``<think>``, ``<|tool_call>``)."""
 TOKEN_CHARS = frozenset("<>[]|｜")
+TOKEN_OPENINGS = ("<|", "<｜", "[")   # how a marker that is likely one special token starts
 _WORD_OPENER = regex.compile(r"\s*(?:\[([A-Za-z_]{2,30})\]|<([A-Za-z_]{2,30})>)")
 
 
