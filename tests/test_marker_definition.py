@@ -77,3 +77,45 @@ def test_word_closers_and_trailing_shapes() -> None:
     m = dm.trailing_shape("assistant: <think>")
     assert m is not None and m.group() == "<think>"
     assert dm.trailing_shape("<think> x") is None
+
+
+@pytest.mark.parametrize(("closer", "opener"), [
+    ("</think>", "<think>"), ("[/THINK]", "[THINK]"), ("⟪/think⟫", "⟪think⟫"), ("<channel|>", "<|channel>"),
+    ("<|END_THINKING|>", "<|START_THINKING|>"),
+])
+def test_opener_of_inverts_closing_candidates(closer: str, opener: str) -> None:
+    assert dm.opener_of(closer) == opener
+    assert closer in dm.closing_candidates(opener)
+
+
+def test_opener_of_a_non_closer() -> None:
+    assert dm.opener_of("<think>") is None
+    assert dm.opener_of("Action:") is None
+
+
+_HISTORY_SPLIT = """{%- for m in messages -%}
+{%- if m.role == 'assistant' -%}
+{%- set c = m.content.split('CLOSER')[-1] if 'CLOSER' in m.content else m.content -%}
+«assistant»{{ c }}«end»
+{%- else -%}«{{ m.role }}»{{ m.content }}«end»
+{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}«assistant»{%- endif -%}"""
+
+_DECLARED = """{%- if enable_thinking -%}«system»Think first, inside OPENER ... CLOSER, then answer.«end»{%- endif -%}
+{%- for m in messages -%}«{{ m.role }}»{{ m.content }}«end»{%- endfor -%}
+{%- if add_generation_prompt -%}«assistant»{%- endif -%}"""
+
+
+@pytest.mark.parametrize(("opener", "closer"), [("<think>", "</think>"), ("[THINK]", "[/THINK]"),
+                                                ("⟪think⟫", "⟪/think⟫")])
+def test_unrendered_reasoning_markers_of_any_shape(opener: str, closer: str) -> None:
+    """Reasoning markers no render shows, read from a closer cut out of history or from a pair the
+    thinking-on instructions write: any pair the definition matches, not only word tags."""
+    split = ChatTemplate.from_string(_HISTORY_SPLIT.replace("CLOSER", closer))
+    declared = ChatTemplate.from_string(_DECLARED.replace("CLOSER", closer).replace("OPENER", opener))
+    for t in (split, declared):
+        r = t.analysis.reasoning
+        assert (r.mode, r.start, r.end) == ("tagged", opener, closer)
+    msg = split.apply([{"role": "user", "content": "hi"}]).parse(f"{opener}hmm{closer}Hi")
+    assert (msg.reasoning_content, msg.content) == ("hmm", "Hi")

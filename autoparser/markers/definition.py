@@ -330,3 +330,19 @@ def closing_candidates(start: str) -> list[str]:
             if candidate not in out:
                 out.append(candidate)
     return out
+
+
+_CLOSE_WORDS = (("END", "START"), ("end", "start"), ("end", "begin"), ("END", "BEGIN"), ("close", "open"))
+
+
+def opener_of(closer: str) -> str | None:
+    """The opener a closer pairs with (the inverse of :func:`closing_candidates`): ``</think>``→``<think>``,
+    ``[/THINK]``→``[THINK]``, ``⟪/think⟫``→``⟪think⟫``, ``<channel|>``→``<|channel>``, ``END``→``START``;
+    None when ``closer`` closes nothing by those rules."""
+    c = closer.strip()
+    options = [c[:i] + c[i + 1:] for i in range(1, min(len(c), 5)) if c[i] == "/"]
+    m = regex.fullmatch(r"<(\w+)\|>", c)
+    if m:
+        options.append(f"<|{m.group(1)}>")
+    options += [c.replace(b, a) for b, a in _CLOSE_WORDS if b in c]
+    return next((o for o in options if o != c and c in closing_candidates(o)), None)
