@@ -187,12 +187,21 @@ def _piece_pattern(piece: str) -> str:
         else:
             parts.append(regex.escape(chunk))
     # not inside a marker shape the data completes ("<" + "｜DSML｜" + "invoke name=...")
-    src = r"(?<![<\[])" + "".join(parts)
-    if piece[0].isalnum() or piece[0] == "_":
-        src = r"(?<!\w)" + src
-    if piece[-1].isalnum() or piece[-1] == "_":
-        src += r"(?!\w)"
-    return src
+    return r"(?<![<\[])" + word_start(piece) + "".join(parts) + word_end(piece)
+
+
+def _wordy(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
+def word_start(marker: str) -> str:
+    """A marker that starts with a word (``Action:``) starts there: ``MyAction:`` is not it."""
+    return r"(?<!\w)" if _wordy(marker.strip()[:1]) else ""
+
+
+def word_end(marker: str) -> str:
+    """A marker that ends in a word (``>>>all``, ``@@call``) ends there: ``>>>allow`` is not it."""
+    return r"(?!\w)" if _wordy(marker.strip()[-1:]) else ""
 
 
 @functools.lru_cache(maxsize=256)
