@@ -27,6 +27,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from . import markers as mk
 from .analysis.model import Analysis, ToolFormat
+from .markers.definition import word_closer
 from .values.refs import inline_refs
 
 ReasoningFormatOption = Literal["auto", "none", "deepseek", "deepseek-legacy"]
@@ -333,20 +334,14 @@ def _tool_plan(a: Analysis, options: RequestOptions, schemas: dict[str, Mapping[
                     opener=opener(a, names), stray_closers=stray_closers(a.tools))
 
 
-_BRACKET_TOKEN = re.compile(r"\s*(?:\[([A-Za-z_]{2,30})\]|<([A-Za-z_]{2,30})>)")
-
-
 def stray_closers(t: ToolFormat) -> tuple[str, ...]:
     """Closers models write after calls that the template never renders: the mirror of a
     ``[NAME]`` or ``<NAME>`` opener (Mistral's ``[/TOOL_CALLS]``), when the format has no such end."""
     out = []
     ends = t.section_end + t.call_end + t.call_close
     for marker in (t.section_start, t.call_start):
-        m = _BRACKET_TOKEN.match(marker)
-        if m is None:
-            continue
-        closer = f"[/{m.group(1)}]" if m.group(1) else f"</{m.group(2)}>"
-        if closer not in ends:
+        closer = word_closer(marker)
+        if closer is not None and closer not in ends:
             out.append(closer)
     return tuple(out)
 

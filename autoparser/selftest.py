@@ -43,6 +43,7 @@ from .analysis.verification import (
 from .decisions.row import TemplateLike
 from .diff.split import fix_prefix_end
 from .errors import AutoparserError
+from .markers import definition as dm
 from .runtime.message import Message, merge_deltas
 
 if TYPE_CHECKING:
@@ -276,8 +277,8 @@ def _shared_ending(a: str, b: str) -> str:
     if n == len(a):
         return a
     shared = a[len(a) - n:]
-    starts = [i for i in (shared.find("<"), shared.find("[")) if i >= 0]
-    return shared[min(starts):] if starts and shared[min(starts):].strip() else ""
+    ending = shared[dm.next_open(shared):]
+    return ending if ending.strip() else ""
 
 
 def _strip_end_of_turn(out: str, eot: str, eos: str) -> str:

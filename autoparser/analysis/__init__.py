@@ -10,8 +10,8 @@ import threading
 from collections import OrderedDict
 
 from .._version import __version__
-from ..diff import marker
 from ..errors import AnalysisError, AutoparserError
+from ..markers import definition as marker
 from ..probes import needles as N
 from ..probes.prober import Prober
 from ..render import Renderer

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import regex
 
-from ..diff import marker as mk
 from ..diff.split import first_marker
+from ..markers import definition as mk
 from ..probes import needles as N
 from ..probes.prober import Prober
 from .model import ContentFormat

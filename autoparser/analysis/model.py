@@ -11,6 +11,7 @@ import dataclasses
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
+from ..markers.definition import token_shaped
 from .verification import Verification, VerificationSlot
 
 SCHEMA_VERSION = 1
@@ -177,7 +178,8 @@ class Analysis:
         return built
 
     def markers(self) -> tuple[str, ...]:
-        """Every non-empty marker the parser recognises, trimmed, in a stable order."""
+        """Every token-shaped marker piece the parser recognises (:func:`~autoparser.markers.definition.token_shaped`),
+        in a stable order: the pieces a decoder must keep."""
         t, r, c = self.tools, self.reasoning, self.content
         raw = [r.start, r.end, c.start, c.end, t.section_start, t.section_end, t.call_start, t.call_end,
                t.name_prefix, t.name_suffix, t.call_close, t.id_prefix, t.id_suffix, *self.end_of_turn]
@@ -186,13 +188,9 @@ class Analysis:
         out: list[str] = []
         for m in raw:
             for piece in m.split():
-                if piece and piece not in out and _looks_like_marker(piece):
+                if piece and piece not in out and token_shaped(piece):
                     out.append(piece)
         return tuple(out)
-
-
-def _looks_like_marker(s: str) -> bool:
-    return any(ch in s for ch in "<>[]|｜") and len(s) > 1
 
 
 def _plain(x: Any) -> Any:

@@ -10,12 +10,13 @@ generation prompt is paired with the closing marker the template source names.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any, Literal
 
 import regex
 
-from ..diff import marker as mk
 from ..diff.split import first_marker
+from ..markers import definition as mk
 from ..probes import needles as N
 from ..probes.prober import Prober
 from .model import ReasoningFormat, ReasoningMode
@@ -69,7 +70,7 @@ def marker_run_before(text: str, floor: int = 0) -> str:
         # a recipient glued to the run at the very start of the turn: " to=self<|message|>"
         lead = body[floor:start]
         token = lead.strip()
-        if token and len(token) <= 40 and not any(c.isspace() or c in "<>[]|" for c in token):
+        if token and len(token) <= 40 and not any(c.isspace() or c in mk.TOKEN_CHARS for c in token):
             start = floor + lead.index(token)
     return text[start:] if seen else ""
 
@@ -212,24 +213,34 @@ def analyze_reasoning(pr: Prober, source: str, content_start: str = "") -> Reaso
     return ReasoningFormat()
 
 
-_SPLIT_CLOSER = regex.compile(r"""\.split\(\s*(['"])</(\w{2,20})>\1\s*\)""")
+_SPLIT_LITERAL = regex.compile(r"""\.split\(\s*(['"])([^'"\\\n]{2,60})\1\s*\)""")
+_REASONING_WORDS = ("think", "reason", "thought")
+_ANSWER_WORDS = ("response", "answer")
+PAIR_GAP = 80   # at most this much text between an opener and its closer written as an example pair
 
 
 def stripped_closer(source: str) -> tuple[str, str] | None:
-    """A reasoning closer the template cuts out of assistant history (``content.split('</think>')``,
-    Nemotron Super v1.5): the model writes ``<think>…</think>`` even though no render shows it."""
-    for m in _SPLIT_CLOSER.finditer(source):
-        name = m.group(2)
-        if any(w in name.lower() for w in ("think", "reason", "thought")):
-            return f"<{name}>", f"</{name}>"
+    """A reasoning closer the template cuts out of assistant history (``content.split('</think>')``):
+    the model writes ``<think>…</think>`` even though no render shows it. Any closer the marker
+    definition pairs with an opener counts (``[/THINK]``, ``⟪/think⟫``)."""
+    for m in _SPLIT_LITERAL.finditer(source):
+        closer = m.group(2)
+        opener = mk.opener_of(closer) if mk.marker_like(closer, labels=False) else None
+        if opener is not None and any(w in closer.lower() for w in _REASONING_WORDS):
+            return opener, closer
     return None
 
 
-_TAG_PAIR = regex.compile(r"<(\w{2,20})>(?:[^<]{0,80})</\1>")
+def _written_pairs(text: str) -> list[tuple[str, str]]:
+    """Opener/closer pairs written next to each other (``<think></think>``, ``[THINK]...[/THINK]``):
+    two consecutive markers at most :data:`PAIR_GAP` apart, the second closing the first."""
+    found = list(mk.finditer(text))
+    return [(a.group(), b.group()) for a, b in itertools.pairwise(found)
+            if b.start() - a.end() <= PAIR_GAP and mk.opener_of(b.group()) == a.group()]
 
 
 def declared_tags(pr: Prober, on_kw: dict[str, Any], off_kw: dict[str, Any]) -> dict[str, tuple[str, str]]:
-    """Tag pairs the template's thinking-on instructions tell the model to write (Granite 3.3).
+    """Marker pairs the template's thinking-on instructions tell the model to write.
 
     Only text that thinking switches on counts: ``<think></think>`` becomes the
     reasoning markers, ``<response></response>`` the answer's wrapper.
@@ -241,15 +252,13 @@ def declared_tags(pr: Prober, on_kw: dict[str, Any], off_kw: dict[str, Any]) -> 
         off = pr.render(user_only, None, True, **{key: False}) or ""
         if on == off:
             continue
-        for m in _TAG_PAIR.finditer(on):
-            name = m.group(1)
-            if f"<{name}>" in off:
+        for pair in _written_pairs(on):
+            if pair[0] in off:
                 continue
-            pair = (f"<{name}>", f"</{name}>")
-            low = name.lower()
-            if any(w in low for w in ("think", "reason", "thought")):
+            low = pair[0].lower()
+            if any(w in low for w in _REASONING_WORDS):
                 found.setdefault("reasoning", pair)
-            elif any(w in low for w in ("response", "answer")):
+            elif any(w in low for w in _ANSWER_WORDS):
                 found.setdefault("content", pair)
         if found:
             break

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import markers as mk
-from ..diff import marker as dm
 from ..diff.split import common_prefix_len, fix_prefix_end, shared_prefix, shared_suffix
+from ..markers import definition as dm
 from ..probes import needles as N
 from ..probes.prober import Prober
 from ..values.jsonscan import JsonScanner

@@ -32,9 +32,9 @@ from typing import Any, Literal
 
 from jinja2 import meta, nodes
 
-from ..analysis.content import is_closing
-from ..analysis.reasoning import closing_candidates
-from ..diff.split import MARKER, common_prefix_len, fix_prefix_end
+from ..diff.split import common_prefix_len, fix_prefix_end
+from ..markers.definition import SHAPES as MARKER
+from ..markers.definition import closing_candidates, is_closing
 from ..render import Renderer, make_environment
 
 __all__ = [

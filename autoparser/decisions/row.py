@@ -33,13 +33,13 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..analysis.model import Analysis, ContentFormat, ReasoningFormat, ToolFormat
-from ..analysis.reasoning import closing_candidates, marker_run_before
-from ..diff.split import MARKER
+from ..analysis.reasoning import marker_run_before
+from ..markers.definition import CONTROL_LOOK, closing_candidates
+from ..markers.definition import SHAPES as MARKER
 from .kwargs import (
     STANDARD_VARIABLES,
     PromptState,
@@ -76,11 +76,6 @@ class TemplateLike(Protocol):
 __all__ = ["DecisionRow", "ForcedReasoning", "control_looking_parts", "decide", "marker_groups"]
 
 ForcedReasoning = Literal["required", "allowed", "none"]
-
-# Tokens that look like control tokens: <|x|>, any tag holding a fullwidth bar (<｜x｜>, <｜DSML｜x>),
-# <|x>, <x|>, [X] / [/X].
-_CONTROL_LOOK = re.compile(
-    r"<\|[^|<>\n]+?\|>|<[^<>\n]*｜[^<>\n]*>|<\|[^\s<>|]+>|<[^\s<>|/]+\|>|\[/?[A-Z][A-Z0-9_]+\]")
 
 _PROBE_FN = "probe_fn"
 _PROBE_VALUE = "probe-value-7319"
@@ -153,7 +148,7 @@ def marker_groups(a: Analysis) -> dict[str, tuple[str, ...]]:
 
 def control_looking_parts(marker: str) -> tuple[str, ...]:
     """The control-token-looking pieces of ``marker`` (the no-tokenizer heuristic for PRE.1)."""
-    return tuple(dict.fromkeys(m.group(0) for m in _CONTROL_LOOK.finditer(marker)))
+    return tuple(dict.fromkeys(m.group(0) for m in CONTROL_LOOK.finditer(marker)))
 
 
 def _applied(markers: tuple[str, ...], special: frozenset[str] | None) -> bool:

@@ -20,10 +20,11 @@ Without a tokenizer a marker is judged by its look (see :func:`special_looking_p
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
+
+from ..markers.definition import TOKEN_LOOK
 
 __all__ = [
     "SpecialTokenReport",
@@ -32,15 +33,6 @@ __all__ = [
     "special_token_parts",
     "special_token_status",
 ]
-
-# The look of a special token, tried left to right at each position (first alternative wins).
-_SPECIAL_LOOK = re.compile(
-    r"<\|[^|<>\n]+?\|>"                   # <|im_end|>, <|start_header_id|>, <|tool calls|>
-    r"|<｜[^｜<>\n]+?｜>"                  # DeepSeek fullwidth bars: <｜tool▁calls▁begin｜>
-    r"|\[/?[A-Z][A-Z0-9_]+\]"             # Mistral style: [TOOL_CALLS], [THINK], [/INST]
-    r"|</?[^\s<>/]*[^\W\d_][^\s<>]*>"     # tags without spaces: <think>, </tool_call>, <|tool_call>, <channel|>
-)
-
 
 @dataclass(frozen=True)
 class SpecialTokenReport:
@@ -76,7 +68,7 @@ def special_looking_parts(marker: str) -> tuple[str, ...]:
     Plain XML-ish tags are included on purpose: many models make them added tokens,
     and assuming "special" only costs keeping markers that would have survived anyway.
     """
-    return _unique(m.group(0) for m in _SPECIAL_LOOK.finditer(marker))
+    return _unique(m.group(0) for m in TOKEN_LOOK.finditer(marker))
 
 
 def special_token_parts(marker: str, special_tokens: frozenset[str]) -> tuple[str, ...]:

@@ -3,16 +3,15 @@
 Common prefixes and suffixes are cut back so that a marker such as
 ``<tool_call>``, ``[TOOL_CALLS]`` or ``✦CALL✦`` is never split between the shared part and
 the differing part (llama.cpp's "tag boundary fixing"). What a marker is:
-:mod:`autoparser.diff.marker`.
+:mod:`autoparser.markers.definition`.
 """
 
 from __future__ import annotations
 
 import regex
 
-from . import marker as mk
+from ..markers import definition as mk
 
-OPENERS, CLOSERS = "<[", ">]"
 MARKER = mk.SHAPES   # the shapes alone; the finders below also know the template's own markers
 
 
@@ -36,10 +35,8 @@ def common_suffix_len(a: str, b: str, digits_alike: bool = False) -> int:
 
 def fix_prefix_end(text: str, n: int) -> int:
     """Move ``n`` back so that ``text[:n]`` does not end inside a marker."""
-    head = text[:n]
-    last_open = max(head.rfind("<"), head.rfind("["))
-    last_close = max(head.rfind(">"), head.rfind("]"))
-    if last_open > last_close:
+    last_open = mk.unclosed(text[:n])
+    if last_open >= 0:
         return last_open
     inside = mk.spanning(text, n) if mk.current().pieces else None
     return inside.start() if inside is not None else n
@@ -47,20 +44,11 @@ def fix_prefix_end(text: str, n: int) -> int:
 
 def fix_suffix_start(text: str, start: int) -> int:
     """Move ``start`` forward so that ``text[start:]`` does not begin inside a marker."""
-    tail = text[start:]
-    first_close = min((i for i in (tail.find(">"), tail.find("]")) if i >= 0), default=-1)
-    first_open = min((i for i in (tail.find("<"), tail.find("[")) if i >= 0), default=-1)
-    if first_close >= 0 and (first_open < 0 or first_close < first_open) and _opened_before(text, start):
+    first_close = mk.unopened_close(text[start:])
+    if first_close >= 0 and mk.unclosed(text[:start]) >= 0:
         return start + first_close + 1
     inside = mk.spanning(text, start) if mk.current().pieces else None
     return inside.end() if inside is not None else start
-
-
-def _opened_before(text: str, start: int) -> bool:
-    head = text[:start]
-    last_open = max(head.rfind("<"), head.rfind("["))
-    last_close = max(head.rfind(">"), head.rfind("]"))
-    return last_open > last_close
 
 
 def shared_prefix(a: str, b: str, digits_alike: bool = False) -> int:

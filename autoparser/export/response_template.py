@@ -37,6 +37,7 @@ import regex
 from .. import markers as mk
 from ..analysis.model import Analysis, LiteralArgs, TaggedArgs, ToolFormat
 from ..errors import ExportError
+from ..markers import definition as dm
 
 __all__ = ["REASONS", "response_template"]
 
@@ -150,7 +151,7 @@ def _opt(source: str) -> str:
 
 
 # ------------------------------------------------------------------ anchor and reasoning
-_LAST_MARKER = (regex.compile(r"<[^<>]+>\Z"), regex.compile(r"\[[^\[\]]+\]\Z"), regex.compile(r"\S+\Z"))
+_LAST_WORD = regex.compile(r"\S+\Z")
 
 
 def _split_start(a: Analysis) -> tuple[str, str]:
@@ -165,12 +166,9 @@ def _split_start(a: Analysis) -> tuple[str, str]:
     if header and start.startswith(header) and start != header:
         return header, start[len(header):].strip()
     if not header and start:
-        for pattern in _LAST_MARKER:
-            m = pattern.search(start)
-            if m is not None:
-                if m.start() > 0:
-                    return start[: m.start()].strip(), m.group()
-                break
+        m = dm.trailing_shape(start) or _LAST_WORD.search(start)
+        if m is not None and m.start() > 0:
+            return start[: m.start()].strip(), m.group()
     return "", start
 
 

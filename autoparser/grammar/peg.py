@@ -36,6 +36,7 @@ from parsimonious.nodes import Node, NodeVisitor
 from .. import ir
 from .. import markers as mk
 from ..errors import ParseError
+from ..markers import definition as dm
 from ..runtime.calls import args_text, typed_value
 from ..runtime.message import Message, ToolCall
 from ..values.coerce import coerce, raw_string
@@ -737,7 +738,7 @@ class _Mapper(NodeVisitor):
         t = self.ctx.tools
         if t is not None and t.id_from_header and not call_id:
             header = next((p.text for p in parts if isinstance(p, _Header)), "").lstrip(WS)
-            cut = min((i for i in (header.find("<", 1), header.find("[", 1)) if i > 0), default=len(header))
+            cut = dm.next_open(header, 1)
             call_id = header[:cut].strip()
         ids = [p.value for p in parts if isinstance(p, _Id)]
         if ids and not call_id:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from .. import markers as mk
 from ..analysis.model import ToolFormat
+from ..markers import definition as dm
 from ..plan import RequestPlan, name_prefix_pattern
 from ..plan import opener as plan_opener
 from .nodes import Marker, Pattern, Stop
@@ -39,7 +40,7 @@ def content_stops(plan: RequestPlan) -> tuple[Stop, ...]:
             add("rstray2", end, end.pattern, strict=bool(start.pattern))
     answer_start = ""   # the answer's start marker, when it begins with the call start (Functionary v3.2)
     if t is not None and t.call_start.strip() and c.start.strip().startswith(t.call_start.strip()):
-        answer_start = mk.pattern(c.start) + word_end(c.start)
+        answer_start = mk.pattern(c.start) + dm.word_end(c.start)
         add("cwrap", Marker("answer_start", c.start), answer_start)   # before the call opener: the longer wins
     if p.prompt_opened:
         # the prompt wrote the call start: the output begins with a call's name or the answer start's rest
@@ -74,7 +75,7 @@ def content_stops(plan: RequestPlan) -> tuple[Stop, ...]:
         calls = call_marker(plan)
         add("aside", Marker("aside_start", head), (f"(?!{calls.source})" if calls is not None else "") + mk.pattern(head))
     if c.start and not answer_start:
-        add("cwrap", Marker("content_start", c.start), mk.pattern(c.start) + word_end(c.start))
+        add("cwrap", Marker("content_start", c.start), mk.pattern(c.start) + dm.word_end(c.start))
     if c.end:
         add("cwrap2", Marker("content_end", c.end), mk.pattern(c.end), strict=bool(c.end.strip()))
     # an answer before calls may have its own wrapper (harmony's commentary preamble): the first two
@@ -99,7 +100,7 @@ def answer_start_rest(plan: RequestPlan) -> Pattern | None:
     start that begins with it (``all`` of ``>>>all``), as a word; None when none."""
     start, opened = plan.content.start.strip(), plan.prompt_opened
     rest = start[len(opened):] if opened and start.startswith(opened) else ""
-    return Pattern("answer_start_rest", mk.pattern(rest) + word_end(rest), rest) if rest.strip() else None
+    return Pattern("answer_start_rest", mk.pattern(rest) + dm.word_end(rest), rest) if rest.strip() else None
 
 
 def call_marker(plan: RequestPlan) -> Pattern | None:
@@ -113,11 +114,6 @@ def call_marker(plan: RequestPlan) -> Pattern | None:
     if implied_section(plan.analysis.tools):
         src = src + "|" + mk.pattern(plan.analysis.tools.call_start)
     return Pattern("call_marker", src)
-
-
-def word_end(marker: str) -> str:
-    """A marker that ends in a word (``>>>all``) ends there: ``>>>allow`` is not it."""
-    return r"(?!\w)" if marker.strip()[-1:].isalnum() else ""
 
 
 def split_header(marker: str) -> tuple[str, str]:
@@ -141,7 +137,7 @@ def implied_section(t: ToolFormat) -> bool:
     without the section opener (Kimi's ``<|tool_call_begin|>`` alone)."""
     first = mk.tokens(t.call_start)[0] if t.call_start.strip() else ""
     return bool(t.section_start.strip()) and len(first) >= 4 and \
-        any(first.startswith(o) for o in ("<|", "<｜", "[")) and first not in t.section_start
+        first.startswith(dm.TOKEN_OPENINGS) and first not in t.section_start
 
 
-__all__ = ["answer_start_rest", "call_marker", "content_stops", "implied_call_start", "implied_section", "split_header", "word_end"]
+__all__ = ["answer_start_rest", "call_marker", "content_stops", "implied_call_start", "implied_section", "split_header"]

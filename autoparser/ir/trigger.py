@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .. import markers as mk
+from ..markers import definition as dm
 from ..plan import ToolPlan, bare_section_opener
 
 
@@ -33,7 +34,7 @@ def trigger(tp: ToolPlan) -> Trigger:
         return Trigger("pattern", "(?:" + names + ")" + (r"\s*" + mk.pattern(t.name_suffix)
                                                          if t.name_suffix.strip() else ""))
     first = mk.tokens(op.marker)[0]
-    strong = any(ch in first for ch in "<>[]|｜") and len(first) >= 4 and not re.search(r"\d|\x03|\x04", first)
+    strong = dm.token_shaped(first) and len(first) >= 4 and not re.search(r"\d|\x03|\x04", first)
     if strong and op.role != "call_name" and not bare_section_opener(t):
         return Trigger("word", first)
     value = mk.pattern(op.marker)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import regex
 
 from .. import markers as mk
+from ..markers import definition as dm
 from ..values.coerce import coerce, raw_string
 from ..values.jsonfix import StringMender
 from ..values.jsonscan import JsonScanner
@@ -503,7 +504,7 @@ class TaggedCallReader(CallReader):
         pos = end if st == "match" else pos
         if self.fmt.id_from_header and not self.call_id:
             header = buf[self.header_start:pos]
-            cut = min((i for i in (header.find("<", 1), header.find("[", 1)) if i > 0), default=len(header))
+            cut = dm.next_open(header, 1)
             self.call_id = header[:cut].strip()
         self.phase = "id_after" if self.fmt.id_position == "after_name" else "args_begin"
         return "next", pos

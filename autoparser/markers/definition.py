@@ -19,6 +19,17 @@ The analysis of one template puts its vocabulary in force with :func:`using`; th
 (:func:`finditer`, :func:`search`, :func:`match`, :func:`first`, :func:`last`) read the
 vocabulary in force and fall back to the shapes alone. Shapes win over vocabulary entries
 that start at the same place, so text read as a shape before reads the same now.
+
+Two narrower kinds of marker, both defined here and nowhere else:
+
+* a **token-shaped** marker piece (:func:`token_shaped`) is written with the characters special
+  tokens are written with (``<``, ``>``, ``[``, ``]``, ``|``, ``｜``). Only these are listed as the
+  parser's markers (``Analysis.markers``) and so kept in decoded text: a template literal marker
+  of other characters (``Action:``, ``✦CALL✦``, a fence, ``#0``) is a marker to the analysis and
+  the parser, but ordinary text to a tokenizer;
+* a **special-token look** (:data:`TOKEN_LOOK`, :data:`CONTROL_LOOK`, :data:`BARRED_TOKEN`) is how a
+  single tokenizer token looks when no tokenizer is at hand: ``<|im_end|>``, ``<｜tool▁sep｜>``,
+  ``[TOOL_CALLS]``, and (for :data:`TOKEN_LOOK`) word tags such as ``<think>``.
 """
 
 from __future__ import annotations
@@ -33,6 +44,48 @@ import regex
 
 SHAPES_SOURCE = r"<[^<>\n]{1,120}>|\[[A-Z_/]{2,40}\]|<\|[^|\n]{1,60}\|>"
 SHAPES = regex.compile(SHAPES_SOURCE)
+_TRAILING_SHAPE = regex.compile(f"(?:{SHAPES_SOURCE})\\Z")
+
+# ---- the look of one tokenizer token (no tokenizer needed); alternatives tried left to right
+_PIPE_TOKEN = r"<\|[^|<>\n]+?\|>"                  # <|im_end|>, <|start_header_id|>, <|tool calls|>
+_FULLWIDTH_TOKEN = r"<｜[^｜<>\n]+?｜>"             # fullwidth bars: <｜tool▁calls▁begin｜>
+_FULLWIDTH_TAG = r"<[^<>\n]*｜[^<>\n]*>"           # any tag holding a fullwidth bar: <｜DSML｜invoke name="x">
+_HALF_PIPE = r"<\|[^\s<>|]+>|<[^\s<>|/]+\|>"       # one bar only: <|tool_call>, <channel|>
+_BRACKET_WORD = r"\[/?[A-Z][A-Z0-9_]+\]"           # bracketed control words: [TOOL_CALLS], [THINK], [/INST]
+_WORD_TAG = r"</?[^\s<>/]*[^\W\d_][^\s<>]*>"      # tags without spaces holding a letter: <think>, </tool_call>
+
+BARRED_TOKEN_SOURCE = f"{_PIPE_TOKEN}|{_FULLWIDTH_TOKEN}"
+BARRED_TOKEN = regex.compile(BARRED_TOKEN_SOURCE)
+"""A token between bars: ``<|x|>`` or ``<｜x｜>`` (a special token inside a longer marker piece)."""
+CONTROL_LOOK = regex.compile("|".join((_PIPE_TOKEN, _FULLWIDTH_TAG, _HALF_PIPE, _BRACKET_WORD)))
+"""A control token: bars or bracketed upper-case words, never a plain word tag."""
+TOKEN_LOOK = regex.compile("|".join((BARRED_TOKEN_SOURCE, _BRACKET_WORD, _WORD_TAG)))
+"""A token a tokenizer may hold as one special token: a token between bars, a bracketed control word,
+or a tag without spaces that holds a letter (``<think>``, ``<|tool_call>``)."""
+TOKEN_CHARS = frozenset("<>[]|｜")
+TOKEN_OPENINGS = ("<|", "<｜", "[")   # how a marker that is likely one special token starts
+_WORD_OPENER = regex.compile(r"\s*(?:\[([A-Za-z_]{2,30})\]|<([A-Za-z_]{2,30})>)")
+
+
+def token_shaped(piece: str) -> bool:
+    """A marker piece written with the characters of special tokens (``<|im_end|>``, ``</think>``,
+    ``[TOOL_CALLS]``, ``<function=``): the pieces listed as the parser's markers."""
+    return len(piece) > 1 and any(ch in TOKEN_CHARS for ch in piece)
+
+
+def trailing_shape(text: str) -> regex.Match[str] | None:
+    """The marker shape that ends ``text`` (``assistant: <think>`` gives ``<think>``), or None."""
+    return _TRAILING_SHAPE.search(text)
+
+
+def word_closer(opener: str) -> str | None:
+    """The closer that mirrors a marker starting with a word tag (``[TOOL_CALLS]``→``[/TOOL_CALLS]``,
+    ``<tools>``→``</tools>``), or None for any other opener."""
+    m = _WORD_OPENER.match(opener)
+    if m is None:
+        return None
+    return f"[/{m.group(1)}]" if m.group(1) else f"</{m.group(2)}>"
+
 
 # value and prose punctuation: never makes text a marker on its own (JSON, Python, sentences)
 _VALUE = frozenset("{}()\"',:;.=-!?")
@@ -49,14 +102,37 @@ def marker_char(ch: str) -> bool:
     return unicodedata.category(ch)[0] in "PS"
 
 
+# ---- boundaries: an angle or bracket marker is never cut between its opening and its closing bracket
+OPEN_BRACKETS, CLOSE_BRACKETS = "<[", ">]"
+
+
+def unclosed(text: str) -> int:
+    """Where a bracket that ``text`` leaves open starts (``...<tool_ca`` ends inside a marker), or -1."""
+    last_open = max(text.rfind(c) for c in OPEN_BRACKETS)
+    return last_open if last_open > max(text.rfind(c) for c in CLOSE_BRACKETS) else -1
+
+
+def unopened_close(text: str) -> int:
+    """Where the first bracket of ``text`` that closes one opened before it is (``ol_call>...``), or -1."""
+    close = min((i for i in (text.find(c) for c in CLOSE_BRACKETS) if i >= 0), default=-1)
+    opened = min((i for i in (text.find(c) for c in OPEN_BRACKETS) if i >= 0), default=-1)
+    return close if close >= 0 and (opened < 0 or close < opened) else -1
+
+
+def next_open(text: str, start: int = 0) -> int:
+    """Where the next angle or bracket marker of ``text`` may start, from ``start`` on; ``len(text)``
+    when none does (a header's id ends there: ``call_1<|message|>``)."""
+    return min((i for i in (text.find(c, start) for c in OPEN_BRACKETS) if i >= 0), default=len(text))
+
+
 def _balanced(text: str) -> bool:
-    return text.count("<") == text.count(">") and text.count("[") == text.count("]")
+    return all(text.count(o) == text.count(c) for o, c in zip(OPEN_BRACKETS, CLOSE_BRACKETS, strict=True))
 
 
 def marker_like(piece: str, labels: bool = True, whole: bool = False) -> bool:
     """True when ``piece`` (template text, stripped) can stand as a marker by itself. An unbalanced
     ``<`` or ``[`` makes a literal half of a marker the data completes, unless the text is ``whole``
-    (a rendering with no data in it: MiniMax's turn end ``[e~[``)."""
+    (a rendering with no data in it: a turn end such as ``[e~[``)."""
     piece = piece.strip()
     if SHAPES.fullmatch(piece):
         return True
@@ -111,12 +187,21 @@ def _piece_pattern(piece: str) -> str:
         else:
             parts.append(regex.escape(chunk))
     # not inside a marker shape the data completes ("<" + "｜DSML｜" + "invoke name=...")
-    src = r"(?<![<\[])" + "".join(parts)
-    if piece[0].isalnum() or piece[0] == "_":
-        src = r"(?<!\w)" + src
-    if piece[-1].isalnum() or piece[-1] == "_":
-        src += r"(?!\w)"
-    return src
+    return r"(?<![<\[])" + word_start(piece) + "".join(parts) + word_end(piece)
+
+
+def _wordy(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
+def word_start(marker: str) -> str:
+    """A marker that starts with a word (``Action:``) starts there: ``MyAction:`` is not it."""
+    return r"(?<!\w)" if _wordy(marker.strip()[:1]) else ""
+
+
+def word_end(marker: str) -> str:
+    """A marker that ends in a word (``>>>all``, ``@@call``) ends there: ``>>>allow`` is not it."""
+    return r"(?!\w)" if _wordy(marker.strip()[-1:]) else ""
 
 
 @functools.lru_cache(maxsize=256)
@@ -240,7 +325,7 @@ def closing_candidates(start: str) -> list[str]:
     for a, b in (("START", "END"), ("start", "end"), ("begin", "end"), ("BEGIN", "END"), ("open", "close")):
         if a in s:
             out.append(s.replace(a, b))
-    # Gemma 4 style: <|channel>thought ... <channel|>
+    # a half-barred opener closes with the bar on the other side: <|channel>thought ... <channel|>
     m = regex.match(r"<\|(\w+)>", s)
     if m:
         out.append(f"<{m.group(1)}|>")
@@ -254,3 +339,19 @@ def closing_candidates(start: str) -> list[str]:
             if candidate not in out:
                 out.append(candidate)
     return out
+
+
+_CLOSE_WORDS = (("END", "START"), ("end", "start"), ("end", "begin"), ("END", "BEGIN"), ("close", "open"))
+
+
+def opener_of(closer: str) -> str | None:
+    """The opener a closer pairs with (the inverse of :func:`closing_candidates`): ``</think>``→``<think>``,
+    ``[/THINK]``→``[THINK]``, ``⟪/think⟫``→``⟪think⟫``, ``<channel|>``→``<|channel>``, ``END``→``START``;
+    None when ``closer`` closes nothing by those rules."""
+    c = closer.strip()
+    options = [c[:i] + c[i + 1:] for i in range(1, min(len(c), 5)) if c[i] == "/"]
+    m = regex.fullmatch(r"<(\w+)\|>", c)
+    if m:
+        options.append(f"<|{m.group(1)}>")
+    options += [c.replace(b, a) for b, a in _CLOSE_WORDS if b in c]
+    return next((o for o in options if o != c and c in closing_candidates(o)), None)

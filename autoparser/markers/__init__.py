@@ -14,6 +14,8 @@ from collections.abc import Iterable
 
 import regex
 
+from .definition import BARRED_TOKEN_SOURCE
+
 PARTIAL_OK = True
 
 
@@ -47,7 +49,7 @@ def _token_pattern(token: str) -> str:
 
 
 # a special token inside a piece (``:0<|tool_call_argument_begin|>``): models put whitespace around it too
-_SPECIAL = regex.compile(r"(<\|[^|<>\s]+\|>|<｜[^｜<>\s]+｜>)")
+_SPECIAL = regex.compile(f"({BARRED_TOKEN_SOURCE})")
 # a code fence glued after other text (``]```): markdown starts a fence on a line of its own
 _FENCE = regex.compile(r"(?<=[^`])(?=```)")
 
