@@ -19,6 +19,7 @@ from .plan import ReasoningFormatOption, RequestOptions, RequestPlan, StartOptio
 from .render import Renderer, RenderLimits
 from .render.compat import render_compat
 from .runtime.engine import Engine
+from .runtime.envelope import EnvelopeEngine
 from .runtime.message import Message
 from .runtime.whole import whole_steps
 from .selftest import SelfTestResult, Verification, self_test, verification
@@ -250,7 +251,8 @@ class Request:
         """Parse a complete model output (or, with ``partial``, a prefix of one). Never raises on output."""
         engine = self._engine()
         if not partial:
-            steps = whole_steps(self.plan, text)     # the well-formed route in one pass, else the engine's
+            # the well-formed route in one pass, else the engine's (a turn envelope: its own reader)
+            steps = whole_steps(self.plan, text) if self.analysis.envelope is None else None
             return engine.replay(text, steps) if steps is not None else engine.parse_whole(text)
         engine.feed(text)
         engine.finish_partial()
@@ -260,7 +262,8 @@ class Request:
         return StreamParser(self._engine())
 
     def _engine(self) -> Engine:
-        engine = Engine(self.plan)
+        envelope = self.analysis.envelope
+        engine = Engine(self.plan) if envelope is None else EnvelopeEngine(self.plan, envelope)
         engine.msg.warnings.extend(self.warnings)
         return engine
 
