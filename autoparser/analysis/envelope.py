@@ -15,7 +15,7 @@ from typing import Any
 
 from ..probes import needles as N
 from ..probes.prober import Prober
-from .model import EnvelopeFormat, JsonLayout
+from .model import EnvelopeFormat, JsonLayout, ToolFormat
 
 
 def turn_object(turn: str | None) -> dict[str, Any] | None:
@@ -69,18 +69,39 @@ def call_layout(obj: dict[str, Any]) -> JsonLayout | None:
                       args_as_string=as_string)
 
 
-def _calls(pr: Prober) -> tuple[str, JsonLayout] | None:
-    """The calls' key and the call layout: the member whose array holds one call object in the
-    one-call turn and two in the two-call turn."""
+def _section(one: str, two: str, key: str, layout: JsonLayout) -> ToolFormat:
+    """The calls' member as a JSON call section, spelled as rendered: its key through the array's
+    opening bracket (``"tool_calls": [``), the text between two call objects and the closing bracket."""
+    decode = json.JSONDecoder(strict=False).raw_decode
+    spelled = json.dumps(key, ensure_ascii=False)
+    k1, k2 = one.find(spelled), two.find(spelled)
+    b1, b2 = one.find("{", k1), two.find("{", k2)
+    if min(k1, k2, b1, b2) < 0:
+        return ToolFormat()
+    try:
+        e1 = decode(one, b1)[1]
+        e2 = decode(two, b2)[1]
+    except ValueError:
+        return ToolFormat()
+    close, second = one.find("]", e1), two.find("{", e2)
+    if close < 0 or second < 0:
+        return ToolFormat()
+    return ToolFormat(style="json", section_start=one[k1:b1], section_end=one[e1:close + 1],
+                      separator=two[e2:second], json=layout)
+
+
+def _calls(pr: Prober) -> tuple[str, JsonLayout, ToolFormat] | None:
+    """The calls' key, the call layout and the calls as a section: the member whose array holds
+    one call object in the one-call turn and two in the two-call turn."""
     for as_string in (False, True):
         for content in ("", None):
-            def turn(calls: list[dict[str, Any]], content: Any = content) -> dict[str, Any] | None:
-                return turn_object(pr.turn({"role": "assistant", "content": content, "tool_calls": calls},
-                                           tools=N.TOOLS))
-            one = turn([N.call(N.ID1, N.FN1, {N.ARG1: N.VAL1}, as_string)])
-            two = turn([N.call(N.ID1, N.FN1, {N.ARG1: N.VAL1}, as_string),
-                        N.call(N.ID2, N.FN2, {N.ARG1: N.VAL1}, as_string)])
-            if one is None or two is None:
+            def turn(calls: list[dict[str, Any]], content: Any = content) -> str | None:
+                return pr.turn({"role": "assistant", "content": content, "tool_calls": calls}, tools=N.TOOLS)
+            one_text = turn([N.call(N.ID1, N.FN1, {N.ARG1: N.VAL1}, as_string)])
+            two_text = turn([N.call(N.ID1, N.FN1, {N.ARG1: N.VAL1}, as_string),
+                             N.call(N.ID2, N.FN2, {N.ARG1: N.VAL1}, as_string)])
+            one, two = turn_object(one_text), turn_object(two_text)
+            if one is None or two is None or one_text is None or two_text is None:
                 continue
             for key, value in one.items():
                 grown = two.get(key)
@@ -88,13 +109,14 @@ def _calls(pr: Prober) -> tuple[str, JsonLayout] | None:
                         and isinstance(grown, list) and len(grown) == 2:
                     layout = call_layout(value[0])
                     if layout is not None:
-                        return str(key), layout
+                        return str(key), layout, _section(one_text, two_text, str(key), layout)
     return None
 
 
-def analyze_envelope(pr: Prober) -> EnvelopeFormat | None:
+def analyze_envelope(pr: Prober) -> tuple[EnvelopeFormat, ToolFormat] | None:
     """The turn's envelope, when a content-only turn is one JSON object holding the answer as a
-    member's string value; None otherwise."""
+    member's string value, and its calls' member as a JSON call section (what the request plan,
+    the call guard and the grammars read: ``"tool_calls": [`` … ``]``); None otherwise."""
     content_key = _key_holding(turn_object(pr.turn({"role": "assistant", "content": N.ASSISTANT})), N.ASSISTANT)
     if not content_key:
         return None
@@ -102,9 +124,9 @@ def analyze_envelope(pr: Prober) -> EnvelopeFormat | None:
                                           "content": N.ASSISTANT}))
     reasoning_key = _key_holding(with_reasoning, N.REASONING)
     calls = _calls(pr)
-    calls_key, layout = calls if calls is not None else ("", None)
+    calls_key, layout, section = calls if calls is not None else ("", None, ToolFormat())
     if len({content_key, reasoning_key or content_key, calls_key or content_key}) != \
             1 + bool(reasoning_key) + bool(calls_key):
         return None
     return EnvelopeFormat(reasoning_key=reasoning_key, content_key=content_key, calls_key=calls_key,
-                          call=layout)
+                          call=layout), section
