@@ -262,8 +262,7 @@ class Request:
         return StreamParser(self._engine())
 
     def _engine(self) -> Engine:
-        envelope = self.analysis.envelope
-        engine = Engine(self.plan) if envelope is None else EnvelopeEngine(self.plan, envelope)
+        engine = Engine(self.plan) if self.analysis.envelope is None else EnvelopeEngine(self.plan)
         engine.msg.warnings.extend(self.warnings)
         return engine
 

@@ -21,7 +21,8 @@ import json
 import re
 from typing import Any
 
-from ..analysis.model import EnvelopeFormat, JsonLayout
+from .. import ir
+from ..analysis.model import JsonLayout
 from ..plan import RequestPlan
 from ..values.jsonscan import JsonScanner
 from .engine import Engine
@@ -135,15 +136,18 @@ def arguments_text(args: Any) -> str:
 
 
 class EnvelopeEngine(Engine):
-    """Walks the turn's JSON object: ``open`` (before ``{``), ``key``, ``colon``, ``value``,
+    """Walks the request IR's :class:`~autoparser.ir.Envelope`, the turn's JSON object: ``open`` (before ``{``), ``key``, ``colon``, ``value``,
     ``string`` (a reply or reasoning member), ``skip`` (a member under another key), ``calls``
     (inside the calls array), ``call`` (inside one call object), ``after`` (the object is closed),
     ``text`` (off the format: the rest is content)."""
 
-    def __init__(self, plan: RequestPlan, envelope: EnvelopeFormat) -> None:
+    def __init__(self, plan: RequestPlan) -> None:
         super().__init__(plan)
-        self.env = envelope
-        self.layout = envelope.call or JsonLayout()
+        env = ir.message_grammar(plan).envelope
+        if env is None:
+            raise ValueError("the request's output is no turn envelope")
+        self.env = env
+        self.layout = env.layout or JsonLayout()
         self.state = "open"
         self._key = ""
         self._target = ""              # "content" or "reasoning_content" while in a string member
@@ -151,6 +155,7 @@ class EnvelopeEngine(Engine):
         self._origin = 0               # where the value being scanned began
         self._fed = 0                  # how far the scanner has been fed
         self._in_array = False         # the call being scanned is an element of the calls array
+        self._members = 0              # members read since the last comma
 
     # ------------------------------------------------------------ main loop
     def _run(self, final: bool) -> None:
@@ -191,9 +196,13 @@ class EnvelopeEngine(Engine):
     def _at_key(self, final: bool) -> None:
         while self._skip_ws() and self.buf[self.pos] == ",":
             self.pos += 1
+            self._members = 0
         if self.pos >= len(self.buf):
             return
         ch = self.buf[self.pos]
+        if ch == '"' and self._members:
+            self.warn("a member of the turn's JSON object follows another with no comma")
+            self._members = 0
         if ch == "}":
             self.pos += 1
             self._boundary()
@@ -213,6 +222,9 @@ class EnvelopeEngine(Engine):
             self._key = m.group(1)
         self.pos = m.end()
         self.state = "colon"
+        self._members += 1
+        if self._key not in (self.env.reasoning_key, self.env.content_key, self.env.calls_key):
+            self.warn(f"the member {self._key!r} of the turn's JSON object is not read", malformed=False)
 
     def _at_colon(self, final: bool) -> None:
         if not self._skip_ws():
