@@ -340,9 +340,11 @@ class Request:
     @cached_property
     def peg(self) -> PegParser:
         """The strict PEG parser for this request (``PegParser.text`` is its grammar), built on first use."""
+        from .grammar.envelope import build_envelope_peg
         from .grammar.peg import build_peg
 
-        return build_peg(self.plan)
+        # a turn envelope (one JSON object) is printed as one
+        return build_peg(self.plan) if self.analysis.envelope is None else build_envelope_peg(self.plan)
 
     def parse_strict(self, text: str) -> Message:
         """Parse a complete output that must match the format exactly.

@@ -174,10 +174,6 @@ class _Context:
 def build_peg(plan: RequestPlan) -> PegParser:
     """The strict grammar and mapper for one request: the request's IR printed as PEG."""
     g = ir.message_grammar(plan)
-    if g.envelope is not None:   # the turn is one JSON object: printed as one (grammar.envelope)
-        from .envelope import build_envelope_peg
-
-        return build_envelope_peg(plan, g.envelope)
     tp, calls = plan.tools, g.tool_calls
     tools = calls.tools.format if calls is not None else None
     b = _Rules()
@@ -485,16 +481,6 @@ class PegParser:
 
     def __str__(self) -> str:
         return self.text
-
-
-class EnvelopePegParser(PegParser):
-    """The strict parser of a turn envelope (:mod:`.envelope`): its grammar checks the object, the
-    envelope's reader maps it."""
-
-    def parse(self, text: str) -> Message:
-        from .envelope import parse_envelope
-
-        return parse_envelope(self, text)
 
 
 @dataclass

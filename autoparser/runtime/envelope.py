@@ -355,9 +355,9 @@ class EnvelopeEngine(Engine):
             self._content(self.buf[self.pos:], raw=True)
         self.pos = len(self.buf)
 
-    def _truncated_call(self) -> None:
+    def _truncated_call(self, keep_back: bool = False) -> None:
         """A call object cut off by the end: announced with what it held when it names a
-        function (flagged ``truncated``), else its text is content."""
+        function (flagged ``truncated``), else its text is content (held back: ``keep_back``)."""
         sc = self._scanner
         got = None
         if sc is not None and not sc.failed:
@@ -367,14 +367,19 @@ class EnvelopeEngine(Engine):
             except ValueError:
                 got = None
         if got is None:
-            self._content(self.buf[self._origin:], raw=True)
+            if not keep_back:
+                self._content(self.buf[self._origin:], raw=True)
             return
         index = self._announce(*got)
         self.msg.tool_calls[index].truncated = True
 
     def finish_partial(self) -> None:
-        """The text so far is a prefix: what was read stands, nothing is closed."""
+        """The text so far is a prefix: what was read stands; a call it ends inside is announced
+        with what its arguments hold so far (flagged ``truncated``), other held-back text stays back."""
         self._run(final=False)
+        if self.state == "call":
+            self.msg.truncated = True
+            self._truncated_call(keep_back=True)
         self._finished = True
         self.sync()
 
