@@ -172,3 +172,20 @@ def test_required_tool_grammar_accepts_the_rendered_turn() -> None:
 
 def test_the_fixture_is_in_the_repo() -> None:
     assert Path(turns.FIXTURES / "json_turn.expected.json").is_file()
+
+
+def test_the_envelope_is_part_of_the_plans_output_key() -> None:
+    """Plans share their IR by output key: the same analysis without its envelope (same markers,
+    same call section) must get its own IR, and its engine reads markers, not the object."""
+    import dataclasses
+
+    from autoparser import ir
+    from autoparser.plan import make_plan
+
+    req = request()
+    bare = dataclasses.replace(req.analysis, envelope=None)
+    plan = make_plan(bare, req.plan.options, prompt=req.prompt)
+    again = make_plan(req.analysis, req.plan.options, prompt=req.prompt)
+    assert plan.output_key != req.plan.output_key and again.output_key == req.plan.output_key
+    assert ir.message_grammar(again).envelope is not None
+    assert ir.message_grammar(plan).envelope is None
