@@ -189,3 +189,25 @@ def test_the_envelope_is_part_of_the_plans_output_key() -> None:
     assert plan.output_key != req.plan.output_key and again.output_key == req.plan.output_key
     assert ir.message_grammar(again).envelope is not None
     assert ir.message_grammar(plan).envelope is None
+
+
+def test_wire_shaped_calls_inside_the_envelope() -> None:
+    """Calls as the OpenAI wire writes them (an id, ``"function": {"name", "arguments"}`` with the
+    arguments as a JSON string): the layout is read off the rendering, ids kept."""
+    old = ("{{- '{\"name\": ' ~ (fn.name | tojson) ~ ', \"arguments\": ' ~ (fn.arguments | tojson if "
+           "fn.arguments is mapping else fn.arguments) ~ '}' -}}")
+    new = ("{{- '{\"id\": ' ~ (call.id | tojson) ~ ', \"type\": \"function\", \"function\": {\"name\": ' ~ "
+           "(fn.name | tojson) ~ ', \"arguments\": ' ~ ((fn.arguments | tojson if fn.arguments is mapping else "
+           "fn.arguments) | tojson) ~ '}}' -}}")
+    assert old in SOURCE
+    source = SOURCE.replace(old, new)
+    a = ChatTemplate.from_string(source, name="wire").analysis
+    assert a.envelope is not None and a.envelope.call is not None
+    layout = a.envelope.call
+    assert (layout.name_path, layout.args_path, layout.id_path, layout.args_as_string) == \
+        (("function", "name"), ("function", "arguments"), ("id",), True)
+    msg = {"role": "assistant", "content": "", "tool_calls": [turns.call(7, "search_docs", {"query": "a \"q\""})]}
+    text = rendered_turn(source, msg).removesuffix("<|im_end|>\n")
+    got = request(source).parse(text)
+    assert [(c.id, c.name, json.loads(c.arguments)) for c in got.tool_calls] == \
+        [("call00007", "search_docs", {"query": 'a "q"'})]
