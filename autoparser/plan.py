@@ -214,8 +214,8 @@ class RequestPlan:
     def output_key(self) -> Hashable | None:
         """What this plan says the output may be, as a hashable value: the plan without the request's
         prompt, messages, template name and call-id prefix, with the tools' and the answer's schemas
-        serialised as JSON (in their order: the grammars follow it), and what :func:`opener` reads
-        of the analysis. None when a schema is not plain JSON data.
+        serialised as JSON (in their order: the grammars follow it), what :func:`opener` reads
+        of the analysis and the turn's envelope. None when a schema is not plain JSON data.
 
         Equal keys, equal grammar IR, engine tables and readers (:class:`PerPlan` shares them).
         """
@@ -228,7 +228,7 @@ class RequestPlan:
         except (TypeError, ValueError):
             return None
         return _Key((self.reasoning, self.content, self.stops, self.assistant_header, tools, answer.json, schema,
-                     self.prefill, self.prompt_opened, opener_inputs(self.analysis)))
+                     self.prefill, self.prompt_opened, opener_inputs(self.analysis), self.analysis.envelope))
 
 
 class _Key:

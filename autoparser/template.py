@@ -19,6 +19,7 @@ from .plan import ReasoningFormatOption, RequestOptions, RequestPlan, StartOptio
 from .render import Renderer, RenderLimits
 from .render.compat import render_compat
 from .runtime.engine import Engine
+from .runtime.envelope import EnvelopeEngine
 from .runtime.message import Message
 from .runtime.whole import whole_steps
 from .selftest import SelfTestResult, Verification, self_test, verification
@@ -250,7 +251,8 @@ class Request:
         """Parse a complete model output (or, with ``partial``, a prefix of one). Never raises on output."""
         engine = self._engine()
         if not partial:
-            steps = whole_steps(self.plan, text)     # the well-formed route in one pass, else the engine's
+            # the well-formed route in one pass, else the engine's (a turn envelope: its own reader)
+            steps = whole_steps(self.plan, text) if self.analysis.envelope is None else None
             return engine.replay(text, steps) if steps is not None else engine.parse_whole(text)
         engine.feed(text)
         engine.finish_partial()
@@ -260,7 +262,7 @@ class Request:
         return StreamParser(self._engine())
 
     def _engine(self) -> Engine:
-        engine = Engine(self.plan)
+        engine = Engine(self.plan) if self.analysis.envelope is None else EnvelopeEngine(self.plan)
         engine.msg.warnings.extend(self.warnings)
         return engine
 
@@ -338,9 +340,11 @@ class Request:
     @cached_property
     def peg(self) -> PegParser:
         """The strict PEG parser for this request (``PegParser.text`` is its grammar), built on first use."""
+        from .grammar.envelope import build_envelope_peg
         from .grammar.peg import build_peg
 
-        return build_peg(self.plan)
+        # a turn envelope (one JSON object) is printed as one
+        return build_peg(self.plan) if self.analysis.envelope is None else build_envelope_peg(self.plan)
 
     def parse_strict(self, text: str) -> Message:
         """Parse a complete output that must match the format exactly.

@@ -64,6 +64,7 @@ END_OF_TURN: dict[str, tuple[str, ...]] = {
     "dotted_names": ("[[/]]",),
     "tag_is_name": ("<|im_end|>",),
     "action_json_fence": ("<|end|>",),
+    "json_turn": ("<|im_end|>",),             # after the turn's JSON object
 }
 # fixture -> the header that opens an assistant turn ("" when the generation prompt is empty)
 HEADER = {
@@ -94,6 +95,7 @@ HEADER = {
     "dotted_names": "[[assistant]]",
     "tag_is_name": "<|im_start|>assistant",
     "action_json_fence": "<|assistant|>",
+    "json_turn": "<|im_start|>assistant",
 }
 
 

@@ -51,6 +51,8 @@ REASONING: dict[str, tuple[str, str, str, bool]] = {
 }
 NO_REASONING = ("chatml_plain", "hermes_json", "xml_params", "mistral_array", "llama3_json", "granite_list",
                 "gemma_plain", "pythonic_bare")
+# fixture -> the key of the turn's JSON object that holds the reasoning (no marker frames it)
+IN_ENVELOPE = {"json_turn": "thought"}
 # fixture -> the kwargs that switch thinking off (README: "Toggle: enable_thinking=false ...")
 TOGGLES = {"qwen3_think_json": {"enable_thinking": False}, "arg_key_value": {"enable_thinking": False}}
 
@@ -68,7 +70,7 @@ for _path in turns.fixture_templates():
 
 def test_every_fixture_has_an_expectation() -> None:
     """A new fixture must be added to this module's tables."""
-    covered = set(REASONING) | set(NO_REASONING) | {"channels"}
+    covered = set(REASONING) | set(NO_REASONING) | {"channels"} | set(IN_ENVELOPE)
     assert {p.stem for p in turns.fixture_templates()} == covered
 
 
@@ -78,6 +80,13 @@ def test_fixture_reasoning_markers(name: str) -> None:
     r = fixture(name).analysis.reasoning
     assert (r.mode, norm(r.start), norm(r.end), r.prefilled) == (mode, start, end, prefilled)
     assert fixture(name).analysis.capabilities.reasoning
+
+
+@pytest.mark.parametrize("name", sorted(IN_ENVELOPE))
+def test_fixture_reasoning_in_envelope(name: str) -> None:
+    a = fixture(name).analysis
+    assert a.envelope is not None and a.envelope.reasoning_key == IN_ENVELOPE[name]
+    assert a.reasoning.mode == "none" and a.capabilities.reasoning
 
 
 @pytest.mark.parametrize("name", NO_REASONING)

@@ -133,6 +133,9 @@ FIXTURE_TOOLS: dict[str, dict[str, Any]] = {
                     "call_start+name_prefix": "<", "name_suffix": ">", "call_close+call_end": f"</{NAME_WILDCARD}>"},
     "action_json_fence": {**HERMES, "call_start": "```json", "call_end": "```", "json.name_path": ("action",),
                           "json.args_path": ("action_input",)},
+    # the turn is one JSON object: its calls' member is the section, spelled as rendered
+    "json_turn": {"style": "json", "section_start": '"tool_calls": [', "section_end": "]", "call_start": "",
+                  "call_end": "", "separator": ",", "json.name_path": ("name",), "json.args_path": ("arguments",)},
 }
 NO_TOOLS = ("chatml_plain", "gemma_plain")
 WITH_IDS = ("call_id_tagged", "mistral_args", "mistral_array")           # render the given call id

@@ -111,11 +111,13 @@ def _strings(x: Any) -> Iterator[str]:
 
 
 def _piece_pattern(piece: str) -> str:
-    """A marker piece as a regex: digits stand for any index, ``\\x03`` for varying text, ``\\x05`` for
-    header fields (``markers.HEADER``)."""
+    """A marker piece as a regex: digits stand for any index, ``\\x03`` for varying text, ``\\x04`` for
+    a tool name (``markers.NAME_WILDCARD``: ``</NAME>``), ``\\x05`` for header fields (``markers.HEADER``)."""
     out = []
-    for part in re.split(r"(\d+|\x03|\x05)", piece):
-        if part == "\x03":
+    for part in re.split(r"(\d+|\x03|\x04|\x05)", piece):
+        if part == "\x04":
+            out.append(r"[\w.:-]+")
+        elif part == "\x03":
             out.append(r"[^<>\n]*?")
         elif part == "\x05":
             out.append(r"(?:[^<>\n{]|<\|\w{1,20}\|>){0,80}?")

@@ -24,6 +24,7 @@ from .content import (
     recipient_start,
     tool_turn_wrappers,
 )
+from .envelope import analyze_envelope
 from .model import Analysis, Capabilities, ContentFormat, ReasoningFormat, ToolFormat
 from .reasoning import analyze_reasoning, declared_tags
 from .special import apply_special
@@ -175,10 +176,22 @@ def _analyze_with_markers(pr: Prober, renderer: Renderer) -> Analysis:
     if keys:
         # the answer is a JSON string inside an object that is the whole turn: no marker frames it
         gp = pr.generation_prompt()
-        note = (f"{CANNOT_READ} the whole turn is one JSON object (keys: {', '.join(keys)}); its members "
-                "(reply, reasoning, calls) are not parsed, the output reads as content")
+        found = analyze_envelope(pr)
+        if found is None:
+            note = (f"{CANNOT_READ} the whole turn is one JSON object (keys: {', '.join(keys)}); its members "
+                    "(reply, reasoning, calls) are not told apart, the output reads as content")
+            return Analysis(template=renderer.name, digest=renderer.digest, capabilities=caps,
+                            generation_prompt=gp, end_of_turn=eot, assistant_header=_header(gp, ReasoningFormat()),
+                            notes=(note,))
+        envelope, section = found
+        caps = dataclasses.replace(caps, reasoning=caps.reasoning or bool(envelope.reasoning_key),
+                                   tool_calls=caps.tool_calls and bool(envelope.calls_key))
+        note = (f"the whole turn is one JSON object: reasoning {envelope.reasoning_key or '-'}, reply "
+                f"{envelope.content_key}, calls {envelope.calls_key or '-'}; the grammars constrain the calls only")
         return Analysis(template=renderer.name, digest=renderer.digest, capabilities=caps, generation_prompt=gp,
-                        end_of_turn=eot, assistant_header=_header(gp, ReasoningFormat()), notes=(note,))
+                        end_of_turn=eot, assistant_header=_header(gp, ReasoningFormat()), tools=section,
+                        envelope=envelope,
+                        notes=(note,))
     reasoning = analyze_reasoning(pr, renderer.source, content_start=content.start)
     if not content.start and reasoning.mode != "none":
         declared = declared_tags(pr, {"enable_thinking": True}, {})

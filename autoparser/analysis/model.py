@@ -123,6 +123,18 @@ class ToolFormat:
 
 
 @dataclass(frozen=True)
+class EnvelopeFormat:
+    """The whole assistant turn is one JSON object (``{"thought": R, "response": C, "tool_calls": [...]}``):
+    the top-level keys holding the reasoning and the reply (JSON strings) and the calls (an array of
+    call objects laid out as ``call``), each found by diffing paired renderings; "" when not rendered."""
+
+    reasoning_key: str = ""
+    content_key: str = ""
+    calls_key: str = ""
+    call: JsonLayout | None = None   # where name, arguments and id sit in one call object
+
+
+@dataclass(frozen=True)
 class Analysis:
     """Everything the runtime needs, derived once per template and cached."""
 
@@ -136,6 +148,7 @@ class Analysis:
     end_of_turn: tuple[str, ...] = ()
     assistant_header: str = ""       # what opens an assistant turn ("<|im_start|>assistant"); recognised if echoed
     handler: str = ""                # name of a dedicated handler in analysis.special, if any
+    envelope: EnvelopeFormat | None = None   # the turn is one JSON object (then no marker frames its parts)
     notes: tuple[str, ...] = ()      # what the analysis was unsure of
     version: int = SCHEMA_VERSION
 
@@ -170,6 +183,8 @@ class Analysis:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (tuples become lists)."""
         out: dict[str, Any] = _plain(dataclasses.asdict(self))
+        if out.get("envelope") is None:   # most templates: kept out of the dict (and of stored expectations)
+            out.pop("envelope", None)
         return out
 
     @classmethod
@@ -216,7 +231,7 @@ def _build(cls: Any, data: Any) -> Any:
 
 _NESTED = {"Capabilities": Capabilities, "ReasoningFormat": ReasoningFormat, "ContentFormat": ContentFormat,
            "ToolFormat": ToolFormat, "JsonLayout": JsonLayout, "TaggedArgs": TaggedArgs,
-           "LiteralArgs": LiteralArgs}
+           "LiteralArgs": LiteralArgs, "EnvelopeFormat": EnvelopeFormat}
 
 
 def _convert(type_name: Any, value: Any) -> Any:

@@ -244,7 +244,8 @@ def undetected(analysis: Analysis) -> list[str]:
     caps = analysis.capabilities
     if caps.tool_calls and analysis.tools.style == "none":
         out.append("the template renders tool calls but no tool-call format was found")
-    if caps.reasoning and analysis.reasoning.mode == "none":
+    in_envelope = analysis.envelope is not None and bool(analysis.envelope.reasoning_key)
+    if caps.reasoning and analysis.reasoning.mode == "none" and not in_envelope:
         out.append("the template renders reasoning but no reasoning format was found")
     return out
 

@@ -104,6 +104,12 @@ def analysis_view(analysis: Analysis, capabilities: bool = True) -> Group:
     parts.append(_section("content", "wrapped" if wrapped else "plain", _field_rows(c), "green" if wrapped else "dim"))
     parts.append(_section("tool calls", t.style + (f" (arguments: {t.args})" if t.style != "none" else ""),
                           _tools_rows(t) if t.style != "none" else [], "green" if t.style != "none" else "dim"))
+    env = analysis.envelope
+    if env is not None:   # the turn is one JSON object: which member holds which part
+        members: list[tuple[str, RenderableType]] = [(label, Text(show(key))) for label, key in
+                   (("reasoning key", env.reasoning_key), ("reply key", env.content_key), ("calls key", env.calls_key))
+                   if key]
+        parts.append(_section("turn envelope", "one JSON object", members, "green"))
     eot = Text(" ".join(show(m) for m in analysis.end_of_turn) or "-")
     parts.append(_section("end of turn", "", [("markers", eot)], ""))
     parts.append(_section("parser markers", " ".join(analysis.markers()) or "-", [], "bold cyan"))

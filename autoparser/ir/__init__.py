@@ -7,6 +7,7 @@ from .nodes import (
     Calls,
     Choice,
     End,
+    Envelope,
     Grammar,
     Inline,
     Lit,
@@ -25,6 +26,6 @@ from .nodes import (
 )
 from .trigger import Trigger
 
-__all__ = ["Answer", "Begins", "Calls", "Choice", "End", "Grammar", "Inline", "Lit", "Marker", "Node", "Pattern",
+__all__ = ["Answer", "Begins", "Calls", "Choice", "End", "Envelope", "Grammar", "Inline", "Lit", "Marker", "Node", "Pattern",
            "Presence", "Ref", "Repeat", "Seq", "Stop", "Text", "Tolerated", "Trigger", "Turn", "message_grammar", "opt",
            "stop_markers"]

@@ -22,6 +22,7 @@ from .nodes import (
     Calls,
     Choice,
     End,
+    Envelope,
     Grammar,
     Inline,
     Marker,
@@ -106,6 +107,9 @@ def _message_grammar(plan: RequestPlan) -> Grammar:
         parts.append(Tolerated(opt(Ref("reasoning"))))
     parts.append(b.add("end", Seq((Turn(), End())) if stops else End()))
     _engine_rules(b, plan)
+    env = plan.analysis.envelope
+    if env is not None:
+        b.add("envelope", Envelope(env.reasoning_key, env.content_key, env.calls_key, env.call))
     rules = {"message": Seq(tuple(parts)), **b.rules}
     return Grammar(rules=rules, stops=stops, reasoning=presence, calls=calls, content_stops=free,
                    server_stops=plan.stops, begins=_begins(plan))

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 from .. import markers as mk
+from ..analysis.model import JsonLayout
 from ..plan import ToolPlan
 from .trigger import Trigger, trigger
 
@@ -149,8 +150,23 @@ class Calls:
         return trigger(self.tools)
 
 
+@dataclass(frozen=True)
+class Envelope:
+    """The whole turn is one JSON object (:class:`~autoparser.analysis.model.EnvelopeFormat`): the
+    members under ``reasoning_key`` and ``content_key`` are JSON strings, the one under ``calls_key``
+    the array the ``tool_calls`` rule's calls are written in. The engine walks it, the PEG prints
+    it as an object of those members; the GBNF constrains its calls only (the ``tool_calls`` rule,
+    whose section is the member's key through the array's brackets), the reply and reasoning
+    members before them are free text to it."""
+
+    reasoning_key: str = ""
+    content_key: str = ""
+    calls_key: str = ""
+    layout: JsonLayout | None = None
+
+
 Node: TypeAlias = Lit | Marker | Pattern | Text | Seq | Choice | Repeat | Ref | Turn | Tolerated | Inline | End \
-    | Answer | Calls
+    | Answer | Calls | Envelope
 Presence = Literal["required", "optional", "none"]
 Begins = Literal["reasoning", "tentative", "content"]
 
@@ -214,11 +230,17 @@ class Grammar:
             head = head[: len(head) - len(stop)].rstrip()
 
     @property
+    def envelope(self) -> Envelope | None:
+        """The turn's JSON envelope (None for a turn framed by markers)."""
+        node = self.rules.get("envelope")
+        return node if isinstance(node, Envelope) else None
+
+    @property
     def tool_calls(self) -> Calls | None:
         """The call section (None when this request has no calls)."""
         node = self.rules.get("tool_calls")
         return node if isinstance(node, Calls) else None
 
 
-__all__ = ["Answer", "Begins", "Calls", "Choice", "End", "Grammar", "Inline", "Lit", "Marker", "Node", "Pattern",
+__all__ = ["Answer", "Begins", "Calls", "Choice", "End", "Envelope", "Grammar", "Inline", "Lit", "Marker", "Node", "Pattern",
            "Presence", "Ref", "Repeat", "Seq", "Stop", "Text", "Tolerated", "Trigger", "Turn", "opt"]

@@ -440,7 +440,10 @@ _readers: PerPlan[WholeReader] = PerPlan(_reader, shared=True)
 
 def whole_steps(plan: RequestPlan, text: str) -> list[Step] | None:
     """The engine's steps through the complete output ``text`` (for :meth:`Engine.replay`), or None
-    when the text is off the well-formed route and the engine must read it."""
+    when the text is off the well-formed route and the engine must read it (always for a turn
+    envelope: :class:`.envelope.EnvelopeEngine` reads it)."""
+    if plan.analysis.envelope is not None:
+        return None
     return _readers(plan).steps(plan, text)
 
 
