@@ -162,8 +162,18 @@ class JsonCallReader(CallReader):
             self.truncate()
             self.engine.warn("tool call broke off; its arguments were closed and the rest kept as content")
             self.broke = True
-            return "done", self.start + self.scanner.commit if self.start is not None else len(buf)
+            return "done", self.start + self._kept_upto() if self.start is not None else len(buf)
         return "bad", len(buf) if self.start is None else self.start + self.scanner.pos
+
+    def _kept_upto(self) -> int:
+        """Where the text the call kept ends: its last complete value once its arguments began; before
+        that, the end of the last member it read (other members, cut short, are content again)."""
+        sc = self.scanner
+        if sc.spans.get(getattr(self, "_args_path", ())) is not None:
+            return sc.commit
+        read = [p for p in (self._name_path(), self.layout.id_path) if p]
+        ends = [sc.spans[p][1] for p in read if p in sc.spans and sc.spans[p][1] >= 0]
+        return min(sc.commit, max(ends)) if ends else sc.commit
 
     def _name_path(self) -> tuple[Any, ...] | None:
         if not self.layout.name_is_key:
