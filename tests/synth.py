@@ -193,7 +193,7 @@ def expected_tools(c: Combo) -> dict[str, object]:
         out["json.name_path"] = ("name",) if c.name == "json_name" else ("function",)
         out["json.args_as_string"] = c.args == "string"
     else:
-        out["args"] = "tagged" if c.args == "params" else "json"
+        out["args"] = {"params": "tagged", "yaml": "yaml"}.get(c.args, "json")
         out["args_as_string"] = c.args == "string"
     return out
 
@@ -201,8 +201,6 @@ def expected_tools(c: Combo) -> dict[str, object]:
 # ---------------------------------------------------------------- what the analysis does not read yet
 def known_gap(c: Combo) -> str | None:
     """Why the analysis cannot read this combination yet (issue 13), or None when it must."""
-    if c.args == "yaml":
-        return "arguments as `key: value` lines"
     return None
 
 

@@ -65,6 +65,9 @@ END_OF_TURN: dict[str, tuple[str, ...]] = {
     "tag_is_name": ("<|im_end|>",),
     "action_json_fence": ("<|end|>",),
     "json_turn": ("<|im_end|>",),             # after the turn's JSON object
+    "yaml_args": ("<|end|>",),
+    "kwargs_pairs": ("<|/turn|>",),
+    "attr_json": ("<|end|>",),
 }
 # fixture -> the header that opens an assistant turn ("" when the generation prompt is empty)
 HEADER = {
@@ -96,6 +99,9 @@ HEADER = {
     "tag_is_name": "<|im_start|>assistant",
     "action_json_fence": "<|assistant|>",
     "json_turn": "<|im_start|>assistant",
+    "yaml_args": "<|start|>assistant",
+    "kwargs_pairs": "<|turn|>assistant",
+    "attr_json": "<|assistant|>",
 }
 
 

@@ -48,6 +48,9 @@ REASONING: dict[str, tuple[str, str, str, bool]] = {
     "dotted_names": ("tagged", "[[think]]", "[[/think]]", False),
     "tag_is_name": ("tagged", "<think>", "</think>", False),
     "action_json_fence": ("tagged", "<scratchpad>", "</scratchpad>", False),
+    "yaml_args": ("tagged", "<reflect>", "</reflect>", False),
+    "kwargs_pairs": ("tagged", "<scratchpad>", "</scratchpad>", False),
+    "attr_json": ("tagged", "<thought>", "</thought>", False),
 }
 NO_REASONING = ("chatml_plain", "hermes_json", "xml_params", "mistral_array", "llama3_json", "granite_list",
                 "gemma_plain", "pythonic_bare")

@@ -105,6 +105,14 @@ FIXTURE_TOOLS: dict[str, dict[str, Any]] = {
     "pythonic_bare": {"style": "tagged", "args": "literal", "section_start": "", "call_start+name_prefix": "",
                       "separator": ",", "literal.open": "(", "literal.close": ")", "literal.kv_sep": "=",
                       "literal.quotes": ('"', "'")},
+    "yaml_args": {"style": "tagged", "args": "yaml", "section_start": "", "call_start+name_prefix": '<tool_use name="',
+                  "name_suffix": '">', "call_close+call_end": "</tool_use>", "tagged.prefix": "",
+                  "tagged.key_suffix": ":", "tagged.strings_json": False},
+    "kwargs_pairs": {"style": "tagged", "args": "kwargs", "section_start": "", "call_start+name_prefix": "<|invoke|>",
+                     "name_suffix": "", "call_close+call_end": "<|/invoke|>", "tagged.prefix": "",
+                     "tagged.key_suffix": "=", "tagged.separator": ";", "tagged.strings_json": True},
+    "attr_json": {"style": "tagged", "args": "json_attr", "section_start": "", "call_start+name_prefix": '<invoke tool="',
+                  "name_suffix": '" arguments="', "call_close+call_end": '"/>'},
     "channels": {"style": "tagged", "args": "json", "call_start+name_prefix": "<|channel|>commentary to=functions.",
                  "name_suffix": "<|constrain|>json<|message|>", "call_close+call_end": "<|call|>",
                  "separator": "<|start|>assistant"},
@@ -139,7 +147,7 @@ FIXTURE_TOOLS: dict[str, dict[str, Any]] = {
 }
 NO_TOOLS = ("chatml_plain", "gemma_plain")
 WITH_IDS = ("call_id_tagged", "mistral_args", "mistral_array")           # render the given call id
-REFUSE_STRING_ARGS = ("xml_params", "call_id_tagged", "arg_key_value", "minimax_invoke")
+REFUSE_STRING_ARGS = ("xml_params", "call_id_tagged", "arg_key_value", "minimax_invoke", "yaml_args", "kwargs_pairs")
 SINGLE_CALL = ("llama3_json",)
 
 

@@ -52,6 +52,9 @@ REFUSED_FIXTURES = {
     "name_as_key.jinja": "name-as-key",
     "python_dict_args.jinja": "python-args",
     "pythonic_bare.jinja": "literal-style",
+    "yaml_args.jinja": "yaml-args",
+    "kwargs_pairs.jinja": "yaml-args",
+    "attr_json.jinja": "html-escaped",
 }
 # key template -> the reason its export is refused
 REFUSED_KEY = {

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import html
 import itertools
 import json
 import re
@@ -350,8 +351,8 @@ def lost_words(s: Subject, text: str, msg: Message) -> list[str]:
     when the message is truncated, the word the text ends in; and when it ends inside a call,
     the call's unfinished last member (after the last ``,{[(``: a key without its value, or a
     number cut short, has no place in JSON arguments); a word in a broken key (``mangled_keys``). A word counts as kept as written,
-    JSON-unescaped (once, or twice for arguments written inside a JSON string), or without its
-    backslashes (escape syntax).
+    JSON-unescaped (once, or twice for arguments written inside a JSON string, or after its
+    character references are decoded), or without its backslashes (escape syntax).
     """
     kept = kept_text(msg)
     rest = s.strip.sub(lambda m: " " * len(m.group()), text)
@@ -368,7 +369,8 @@ def lost_words(s: Subject, text: str, msg: Message) -> list[str]:
         if any(a <= m.start() < b for a, b in keys):
             continue
         word = m.group()
-        forms = (word, _unescape(word), _unescape(_unescape(word)), word.replace("\\", ""))   # twice: JSON in a string
+        forms = (word, _unescape(word), _unescape(_unescape(word)), word.replace("\\", ""),   # twice: JSON in a string
+                 _unescape(html.unescape(word).strip("\"'")))     # JSON written with character references
         # a word may end in the first backslash of an escape it does not hold whole (``\\"``)
         if len(word) >= 3 and not any(w in kept or w.rstrip("\\") in kept for w in forms):
             lost.append(word)

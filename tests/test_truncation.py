@@ -17,15 +17,18 @@ at every cut inside a call and every fourth cut elsewhere):
 from __future__ import annotations
 
 import functools
+import html
 import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
+import markupsafe
 import pytest
 import turns
 
 from autoparser import ChatTemplate, Message, Request, merge_deltas
+from autoparser.values.entities import decodable
 
 SCENARIOS = ("content_tool", "parallel", "reasoning_tool", "tricky_args")
 CASES = [c for p in turns.fixture_templates() for c in turns.build_cases(p, only=list(SCENARIOS))]
@@ -104,6 +107,9 @@ class Span:
                 return raw
         if self.form == "pyq":
             return re.sub(r"\\(.)", r"\1", raw)
+        if self.form == "xml":       # JSON written with character references (an attribute value)
+            raw = raw[:decodable(raw)]
+            return Span.decode(Span(self.kind, self.call, self.key, self.value, 0, 0, "json"), html.unescape(raw))
         if self.form == "json2":     # decoded twice; an escape cut in half on either level is dropped
             try:
                 once = json.loads('"' + raw + '"')
@@ -125,7 +131,10 @@ def _string_forms(value: str) -> list[tuple[str, str]]:
     twice = json.dumps(json.dumps(value, ensure_ascii=False), ensure_ascii=False)[3:-3]   # arguments in a string
     return [("raw", value), ("json", json.dumps(value, ensure_ascii=False)[1:-1]),
             ("jsonascii", json.dumps(value)[1:-1]), ("pyq", value.replace("\\", "\\\\").replace("'", "\\'")),
-            ("json2", twice)]
+            ("json2", twice), ("xml", str(markupsafe.escape(json.dumps(value, ensure_ascii=False)[1:-1])))]
+
+
+_IN_REFERENCE = re.compile(r"&#?[0-9A-Za-z]*\Z")   # a position inside a character reference (``&#34;``)
 
 
 def locate(case: turns.Case) -> list[Span]:
@@ -139,6 +148,8 @@ def locate(case: turns.Case) -> list[Span]:
         best: tuple[int, str, str] | None = None
         for form, rendered in forms:
             i = text.find(rendered, cur) if rendered else -1
+            while i >= 0 and _IN_REFERENCE.search(text, 0, i):   # "3" inside "&#34;" is not the value 3
+                i = text.find(rendered, i + 1)
             if i >= 0 and (best is None or i < best[0]):
                 best = (i, form, rendered)
         if best is not None:

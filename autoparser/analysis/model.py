@@ -18,7 +18,9 @@ SCHEMA_VERSION = 1
 
 ReasoningMode = Literal["none", "tagged", "delimiter"]
 ToolStyle = Literal["none", "json", "tagged"]
-ArgsStyle = Literal["json", "tagged", "python", "literal"]
+ArgsStyle = Literal["json", "tagged", "python", "literal", "yaml", "kwargs", "json_attr"]
+LINE_ARGS = ("yaml", "kwargs")      # arguments as key/value pairs no marker closes (runtime.lineargs)
+# "json_attr": a JSON object written with XML character references (an attribute value, ``{&quot;k&quot;: 1}``)
 IdPosition = Literal["none", "json", "before_name", "after_name", "after_args"]
 
 
@@ -76,7 +78,15 @@ class JsonLayout:
 
 @dataclass(frozen=True)
 class TaggedArgs:
-    """Per-argument markers (Qwen3-Coder ``<parameter=K>\\nV\\n</parameter>``)."""
+    """Per-argument markers (Qwen3-Coder ``<parameter=K>\\nV\\n</parameter>``).
+
+    Arguments written as ``key: value`` lines (args ``"yaml"``, a YAML block mapping) or as
+    ``key=value`` pairs (args ``"kwargs"``, Python keyword arguments without brackets) use the
+    same fields: ``prefix`` is the line break and indentation before each key (``"\\n  "``; ""
+    for pairs on one line, ``separator`` between them), ``key_suffix`` the ``": "`` or ``"="``
+    after it, ``value_end`` is empty (a value runs to the next key or the call's end) and
+    ``strings_json`` says the template quotes string values.
+    """
 
     prefix: str = ""                 # before the key
     key_suffix: str = ""             # between key and value
@@ -110,7 +120,7 @@ class ToolFormat:
     name_prefix: str = ""            # style "tagged": text right before the name ("<function=")
     name_suffix: str = ""            # text right after the name (">\n")
     args: ArgsStyle = "json"
-    tagged: TaggedArgs | None = None
+    tagged: TaggedArgs | None = None  # args "tagged", and "yaml" / "kwargs" (LINE_ARGS)
     literal: LiteralArgs | None = None
     call_close: str = ""             # after the arguments, before call_end ("</function>")
     id_position: IdPosition = "none"

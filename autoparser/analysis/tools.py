@@ -494,6 +494,13 @@ def _tagged_style(turns: CallTurns, name_at: int, base: int, eot_text: str, note
             fmt.update(_split_id(body[:quote], fmt))
             return ToolFormat(**fmt)
         quote = body.find('"', quote + 1)
+    escaped = _entity_json(body, arg_at)
+    if escaped is not None:
+        # a JSON object written with character references (``args="{&quot;k&quot;: 1}"``)
+        e0, e1 = escaped
+        fmt.update(args="json_attr", call_close=body[e1:])
+        fmt.update(_split_id(body[:e0], fmt))
+        return ToolFormat(**fmt)
     literal = _literal_args(body)
     if literal is not None:
         syntax, a0, a1 = literal
@@ -504,10 +511,37 @@ def _tagged_style(turns: CallTurns, name_at: int, base: int, eot_text: str, note
         notes.append("tool arguments are not rendered")
         fmt.update(name_suffix=body, args="json")
         return ToolFormat(**fmt)
+    lines = _line_args(body, turns.two_args)
+    if lines is not None:
+        # ``key: value`` lines (a YAML block mapping) or ``key=value`` pairs: no marker ends a value,
+        # the next key does
+        style, line_args, first, last = lines
+        fmt.update(args=style, tagged=line_args, call_close=body[last:])
+        fmt.update(_split_id(body[:first], fmt))
+        return ToolFormat(**fmt)
     tagged, name_suffix, close = _tagged_args(body, turns.two_args, turns.typed_args)
     fmt.update(args="tagged", tagged=tagged, call_close=close)
     fmt.update(_split_id(name_suffix, fmt))
     return ToolFormat(**fmt)
+
+
+def _entity_json(body: str, arg_at: int) -> tuple[int, int] | None:
+    """Where a JSON object holding the first argument is written with XML character references
+    (``{&quot;k&quot;: &quot;v&quot;}``, ``{&#34;k&#34;: ...}``), or None."""
+    from ..values.entities import unescape
+
+    if arg_at < 0:
+        return None
+    a = body.rfind("{", 0, arg_at)
+    while a >= 0:
+        e = body.find("}", arg_at)
+        while e >= 0:
+            raw = body[a:e + 1]
+            if "&" in raw and _json_object_with(unescape(raw), N.ARG1):
+                return a, e + 1
+            e = body.find("}", e + 1)
+        a = body.rfind("{", 0, a)
+    return None
 
 
 def _json_object_with(text: str, key: str) -> bool:
@@ -550,6 +584,44 @@ def _literal_args(body: str) -> tuple[LiteralArgs, int, int] | None:
         return None
     return (LiteralArgs(open=opener, close=closer, kv_sep=sep, quotes=quotes, bare_strings=not quote),
             opener_at, opener_at + end)
+
+
+def _line_args(body: str, two_args: str | None) -> tuple[str, TaggedArgs, int, int] | None:
+    """Arguments written as ``key: value`` lines (YAML) or ``key=value`` pairs (Python keyword
+    arguments without brackets): each key starts a line at the same indentation, or the pairs
+    follow each other on one line with a separator (``; ``, ``, ``); ``:`` or ``=`` follows the
+    key, and nothing but the line break and indentation, or the separator, comes between a value
+    and the next key (the renders with one and two arguments show it). Returns the args style,
+    the format, where the arguments begin and where the last value ends; None for any other layout."""
+    import regex
+
+    k = body.find(N.ARG1)
+    v = body.find(N.VAL1, k)
+    if k < 0 or v < 0 or two_args is None or N.ARG2 not in two_args or N.VAL2 not in two_args:
+        return None
+    m = regex.fullmatch(r"([ \t]*([:=])([ \t]*))([\"']?)", body[k + len(N.ARG1):v])
+    if m is None:
+        return None
+    kv, quote = m.group(2), m.group(4)
+    end = v + len(N.VAL1)
+    if (quote and not body.startswith(quote, end)) or (kv == ":" and quote == "'"):
+        return None
+    t = two_args
+    v1 = t.find(N.VAL1)
+    k2 = t.find(N.ARG2, v1)
+    if v1 < 0 or k2 < 0:
+        return None
+    between = t[v1 + len(N.VAL1) + len(quote):k2]
+    key_suffix = m.group(1) + (" " if kv == ":" and not m.group(3) else "")
+    brk = body.rfind("\n", 0, k)
+    if brk >= 0 and not body[brk + 1:k].strip(" \t") and between == body[brk:k]:
+        ta = TaggedArgs(prefix=body[brk:k], key_suffix=key_suffix, strings_json=bool(quote))
+        return ("yaml" if kv == ":" else "kwargs"), ta, brk, end + len(quote)
+    if kv == "=" and between and "\n" not in between and between.strip() in ("", ";", ","):
+        # pairs on one line: the first key follows the name's markers
+        ta = TaggedArgs(prefix="", key_suffix=key_suffix, separator=between, strings_json=bool(quote))
+        return "kwargs", ta, k, end + len(quote)
+    return None
 
 
 def _split_id(before_args: str, fmt: dict[str, Any]) -> dict[str, Any]:

@@ -35,7 +35,7 @@ from typing import Any
 import regex
 
 from .. import markers as mk
-from ..analysis.model import Analysis, LiteralArgs, TaggedArgs, ToolFormat
+from ..analysis.model import LINE_ARGS, Analysis, LiteralArgs, TaggedArgs, ToolFormat
 from ..errors import ExportError
 from ..markers import definition as dm
 
@@ -58,6 +58,7 @@ REASONS: dict[str, str] = {
     "bare-strings": "literal arguments print strings unquoted (f(k=Paris, France))",
     "literal-style": "a literal argument style no content parser reads (only Gemma-style "
                      "{k:<|\"|>v<|\"|>} and Python call lists [f(k='v')] are expressible)",
+    "yaml-args": "arguments are `key: value` lines (YAML) or bare `key=value` pairs; no content parser reads them",
     "nested-tagged": "tagged argument values are closed by a tag naming the key (nested XML objects)",
     "tagged-separator": "tagged arguments are separated by text that is not whitespace",
     "no-anchor": "the assistant turn has no header to anchor the prompt replay, and the prompt "
@@ -379,6 +380,10 @@ def _tool_calls(a: Analysis, end_lookahead: str) -> dict[str, Any] | None:
         raise _refuse(a, "html-escaped")
     if t.python_literals or t.args == "python":
         raise _refuse(a, "python-args")
+    if t.args in LINE_ARGS:
+        raise _refuse(a, "yaml-args")
+    if t.args == "json_attr":
+        raise _refuse(a, "html-escaped")
     if t.style == "json" and t.json is not None:
         return _json_calls(a, end_lookahead)
     return _framed_calls(a, end_lookahead)

@@ -111,10 +111,11 @@ def rule_refs(body: str) -> list[str]:
     return refs
 
 
-def _kmp_row(delimiter: str, state: int) -> dict[str, int]:
-    """Next KMP state for each character of `delimiter`, from `state` matched characters."""
-    row: dict[str, int] = {}
-    for c in sorted(set(delimiter)):
+def _kmp_row(delimiter: str, state: int, exclude: str = "") -> dict[str, int]:
+    """Next KMP state for each character of `delimiter`, from `state` matched characters
+    (-1 for a character of `exclude`: it may not come at all)."""
+    row: dict[str, int] = {c: -1 for c in exclude}
+    for c in sorted(set(delimiter) - set(exclude)):
         seen = delimiter[:state] + c
         k = len(seen)
         while k and not seen.endswith(delimiter[:k]):
@@ -130,12 +131,14 @@ def _state_body(row: dict[str, int], names: list[str], through: bool) -> str:
         targets.setdefault(j, []).append(c)
     alts = [] if through else [""]
     for j in sorted(targets):
+        if j < 0:
+            continue
         if j == len(names):
             if through:
                 alts.append(char_class(targets[j]))
         elif j:
             alts.append(f"{char_class(targets[j])} {names[j]}")
-    moving = [c for c, j in row.items() if j]
+    moving = [c for c, j in row.items() if j]    # and the excluded characters (-1)
     alts.append(f"{char_class(moving, negate=True)} {names[0]}")
     return " | ".join(alts).strip()
 
@@ -220,18 +223,23 @@ class GbnfBuilder:
         """
         return self._automaton(delimiter, through=False)
 
+    def line_until(self, delimiter: str) -> str:
+        """Like :meth:`until`, on one line: the text holds no line break either."""
+        return self._automaton(delimiter, through=False, exclude="\r\n")
+
     def string_until(self, delimiter: str) -> str:
         """Rule matching text that ends with `delimiter`, at its first occurrence."""
         return self._automaton(delimiter, through=True)
 
-    def _automaton(self, delimiter: str, through: bool) -> str:
+    def _automaton(self, delimiter: str, through: bool, exclude: str = "") -> str:
         """One rule per matched-prefix state of `delimiter` (KMP over code points)."""
-        if not delimiter:
-            raise ValueError("empty delimiter")
-        kind = "through" if through else "until"
-        return self.cached((kind, delimiter), lambda: self._build_automaton(delimiter, kind, through))
+        if not delimiter or set(delimiter) & set(exclude):
+            raise ValueError("empty delimiter, or one holding an excluded character")
+        kind = "through" if through else ("line-until" if exclude else "until")
+        return self.cached((kind, delimiter, exclude),
+                           lambda: self._build_automaton(delimiter, kind, through, exclude))
 
-    def _build_automaton(self, delimiter: str, kind: str, through: bool) -> str:
+    def _build_automaton(self, delimiter: str, kind: str, through: bool, exclude: str = "") -> str:
         """Reserve state names, then define each state."""
         n = 1
         while f"{kind}-{n}" in self._rules:
@@ -240,7 +248,7 @@ class GbnfBuilder:
         width = max(2, len(str(len(delimiter) - 1)))
         names = [base] + [self.reserve(f"{base}-{i:0{width}d}") for i in range(1, len(delimiter))]
         for state, name in enumerate(names):
-            self.define(name, _state_body(_kmp_row(delimiter, state), names, through))
+            self.define(name, _state_body(_kmp_row(delimiter, state, exclude), names, through))
         return base
 
     def resolve(self, name: str) -> str:

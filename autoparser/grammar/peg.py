@@ -35,13 +35,17 @@ from parsimonious.nodes import Node, NodeVisitor
 
 from .. import ir
 from .. import markers as mk
+from ..analysis.model import LINE_ARGS
 from ..errors import ParseError
 from ..markers import definition as dm
 from ..runtime.calls import args_text, typed_value
+from ..runtime.lineargs import args_end_source, body_source, layout, quote_chars, split_entries
 from ..runtime.message import Message, ToolCall
 from ..values.coerce import coerce, raw_string
+from ..values.entities import unescape
 from ..values.literal import literal_to_json
 from ..values.pyliteral import python_to_json
+from ..values.yamlargs import KEY, key_line_source, value_json
 
 if TYPE_CHECKING:
     from ..analysis.model import JsonLayout, LiteralArgs, ToolFormat
@@ -374,7 +378,7 @@ def _tagged_call(b: _Rules, g: ir.Grammar, t: ToolFormat, names: tuple[str, ...]
         # an id right after the call marker (``<tool_call id="ID">``) is part of it; others may be left out
         id_part = "call_id_part" if t.id_position == "before_name" and suffix_src else "call_id_part?"
     b.add("call_header", _seq(m["name_prefix"], "ws call_name", m["name_suffix"]))
-    args = _args(b, t)
+    args = _args(b, t, g.server_stops)
     return m["call_start"], _seq(id_part if t.id_position == "before_name" else "", "call_header",
                                  id_part if t.id_position == "after_name" else "", args,
                                  id_part if t.id_position == "after_args" else "", m["call_close"], m["call_end"])
@@ -405,8 +409,16 @@ def _name_in_id_source(pattern: str, names: list[str]) -> str:
     return src.removeprefix("^").removesuffix("$")
 
 
-def _args(b: _Rules, t: ToolFormat) -> str:
-    """The arguments of a tagged call: per-key tags, a literal, or a JSON object."""
+def _args(b: _Rules, t: ToolFormat, stops: tuple[str, ...]) -> str:
+    """The arguments of a tagged call: per-key tags, ``key: value`` lines, a literal, or a JSON object."""
+    if t.args in LINE_ARGS:
+        # the block up to what ends it, as the engine's reader finds it; the mapper splits it the same way
+        end = args_end_source(t, stops)
+        kv, sep = layout(t)
+        b.add("args_lines", _rx("(?:" + key_line_source(KEY, kv, sep) + body_source(quote_chars(t)) + ")?(?="
+                                + (end + "|" if end else "")
+                                + r"\s*\Z)"))
+        return "args_lines"
     if t.args == "tagged" and t.tagged is not None:
         ta = t.tagged
         prefix = b.marker("arg_prefix", ta.prefix) if ta.prefix.strip() else ""
@@ -425,6 +437,11 @@ def _args(b: _Rules, t: ToolFormat) -> str:
         sep = b.marker("arg_separator", ta.separator) if ta.separator.strip() else ""
         b.add("args_tagged", f"(arg ({sep} arg)*)?" if sep else "arg*")
         return "args_tagged"
+    if t.args == "json_attr":
+        # JSON written with character references inside an attribute: no raw quote or "<" in it
+        close = mk.pattern(t.call_close) or mk.pattern(t.call_end)
+        b.add("args_attr", _rx(r'\{[^"<]*?\}' + (r"(?=\s*" + close + ")" if close else "")))
+        return "ws args_attr"
     if t.args == "literal" and t.literal is not None:
         _literal_rules(b, t.literal)
         return "ws args_literal"
@@ -527,6 +544,12 @@ class _Arg:
 
 
 @dataclass
+class _Lines:
+    text: str
+    node: Node
+
+
+@dataclass
 class _Call:
     name: str
     arguments: str
@@ -585,7 +608,7 @@ class _Mapper(NodeVisitor):
 
     unwrapped_exceptions = (ParseError,)
     # rules whose value is their text: their subtrees (JSON, literals) are not walked
-    text_rules = frozenset({"answer", "args_json", "args_literal", "call_id", "call_name", "arg_key",
+    text_rules = frozenset({"answer", "args_json", "args_literal", "args_lines", "args_attr", "call_id", "call_name", "arg_key",
                             "arg_value", "content_text", "reasoning_text"})
 
     def __init__(self, ctx: _Context) -> None:
@@ -710,6 +733,17 @@ class _Mapper(NodeVisitor):
             raise self.error(node, f"arguments literal did not parse ({e})") from None
         return _Args(text, literal=True)
 
+    def visit_args_attr(self, node: Node, visited_children: list[Any]) -> _Args:
+        text = unescape(node.text)
+        try:
+            json.loads(text)
+        except ValueError as e:
+            raise self.error(node, f"the arguments are not JSON ({e})") from None
+        return _Args(text)
+
+    def visit_args_lines(self, node: Node, visited_children: list[Any]) -> _Lines:
+        return _Lines(node.text, node)
+
     def visit_arg_key(self, node: Node, visited_children: list[Any]) -> str:
         return node.text
 
@@ -745,7 +779,10 @@ class _Mapper(NodeVisitor):
             call_id = ids[-1]
         args = [p for p in parts if isinstance(p, _Args)]
         pairs = [p for p in parts if isinstance(p, _Arg)]
-        if pairs:
+        lines = [p for p in parts if isinstance(p, _Lines)]
+        if lines:
+            arguments = self._line_arguments(name, lines[-1])
+        elif pairs:
             arguments = self._tagged_arguments(name, pairs)
         elif args and args[-1].literal and self.ctx.schemas.get(name):
             arguments = json.dumps(coerce(json.loads(args[-1].text), self.ctx.schemas[name]), ensure_ascii=False)
@@ -759,6 +796,21 @@ class _Mapper(NodeVisitor):
 
     def visit_call_header(self, node: Node, visited_children: list[Any]) -> list[Any]:
         return [_Header(node.text), *_flatten(visited_children)]
+
+    def _line_arguments(self, name: str, lines: _Lines) -> str:
+        """``key: value`` lines as the engine's reader gives them (:mod:`autoparser.runtime.lineargs`)."""
+        t = self.ctx.tools
+        assert t is not None
+        schema = self.ctx.schemas.get(name) or {}
+        entries = split_entries(lines.text, t, schema)
+        if entries is None:
+            raise self.error(lines.node, "the arguments are not key: value lines")
+        props = schema.get("properties") or {}
+        quoted = t.tagged is not None and t.tagged.strings_json
+        kv = layout(t)[0]
+        out = [f"{json.dumps(key, ensure_ascii=False)}: {value_json(text, props.get(key) or {}, quoted, kv)}"
+               for key, text in entries]
+        return "{" + ", ".join(out) + "}"
 
     def _tagged_arguments(self, name: str, pairs: list[_Arg]) -> str:
         """``{"k": v, ...}`` as the engine writes it: values typed by the tool's schema."""

@@ -18,7 +18,8 @@ pieces with bounded whitespace (``ws``) between and before them, digit runs flex
 ``\\x03`` a bounded wildcard, ``\\x04`` a tool name. Free text up to a marker uses the builder's ``string_until``
 automaton. Arguments follow each tool's JSON schema: JSON in JSON formats, the tagged
 structure (raw string values up to the closing marker) in tagged ones, Python reprs and
-argument literals through :mod:`autoparser.grammar.pyvalue`. Objects that declare
+argument literals through :mod:`autoparser.grammar.pyvalue`, ``key: value`` lines through
+:mod:`autoparser.grammar.lines`. Objects that declare
 ``properties`` and say nothing about ``additionalProperties`` get no other keys (as
 llama.cpp's json-schema-to-grammar); an object with no ``properties`` takes any keys.
 ``args_as_string`` arguments are any JSON string (the schema is not applied inside it).
@@ -42,10 +43,12 @@ from typing import Any
 
 from .. import ir
 from .. import markers as mk
-from ..analysis.model import ToolFormat
+from ..analysis.model import LINE_ARGS, ToolFormat
 from ..plan import Opener, RequestPlan
 from ..values.refs import inline_refs
+from .attrjson import escaped_copy
 from .gbnf import ANY_CHAR, GbnfBuilder, char_class, literal, sanitize_name
+from .lines import line_args_rule, ordered
 from .pyvalue import LiteralConverter, literal_args_rule, python_value_rule
 from .schema import _Converter, _group, json_rule, json_string_expr, schema_value_rule, space_rule
 
@@ -411,16 +414,27 @@ class _Grammar:
         elif first is not None and op.role != "section_start":
             head = b.rule("first-call", _join(first, rest, self.ws, body) if op.role else _join(first, one))
         more = ""
+        # ``key: value`` lines that no marker of the call closes: what follows the last value on its
+        # line is the separator or the section end, white space before them starts with a line break
+        open_lines = t.args in LINE_ARGS and not self.after_lines()
         if self.plan.parallel:
             sep = _join(self.ws, self.spelled(t.separator)) if loose and t.separator.strip() \
                 else self.lead("call-separator", t.separator)
             item = _join(sep, self.ws, one)
+            if open_lines:
+                glued = self.spelled(t.separator) if t.separator.strip() and not t.separator[0].isspace() else ""
+                marker = self.marker("call-separator", t.separator)
+                brk = self.line_break_ws() if self.break_before(t.separator) else ""
+                item = _join(glued, self.ws, one) if glued else _join(brk, marker, self.ws if marker else "", one)
             more = b.recursive_rule("more-calls", lambda r: f"| {item} {r}", key=("more-calls", item))
         seq = _join(head, more)
         if op.role != "section_start":
             return seq
         start = self.marker("section-start", t.section_start) if first is None else _join(first, rest)
         close = self.lead("section-end", self.split_stop(t.section_end)[0])
+        if open_lines and close:
+            end = self.split_stop(t.section_end)[0]
+            close = _join(self.line_break_ws() if self.break_before(end) else "", self.marker("section-end", end))
         return b.rule("tool-calls", _join(start, self.ws, seq, close))
 
     def opener_rest(self) -> str:
@@ -442,6 +456,8 @@ class _Grammar:
         its name one character class at a time."""
         t = self.t
         close = _join(self.lead_closing("call-close", t.call_close), self.lead_closing("call-end", t.call_end))
+        if t.args in LINE_ARGS or t.args == "json_attr":
+            close = self.after_lines()     # text that runs to the close: no free white space before it
         if t.style == "json" and t.json is not None:
             return _join(self.json_call(tool), close)
         parts = []
@@ -458,6 +474,34 @@ class _Grammar:
             parts += [self.ws, self.id_part()]
         parts.append(close)
         return _join(*parts)
+
+    def after_lines(self) -> str:
+        """The call's closing markers after ``key: value`` lines. Only a line break may come before
+        the first one: a raw value's own spaces are its text (llguidance, lexing greedily, would
+        read them as the white space before the marker and fail at the next word)."""
+        t = self.t
+        nl = self.line_break_ws()
+        parts: list[str] = []
+        for role, m in (("call-close", t.call_close), ("call-end", t.call_end)):
+            req_part, opt_part = self.split_stop(m)
+            if req_part.strip():
+                parts.append(_join((nl if self.break_before(m) else "") if not parts else self.ws,
+                                   self.marker(role, req_part)))
+            if opt_part.strip():
+                parts.append(f"( {self.lead(role + '-stop', opt_part)} )?")
+        return _join(*parts)
+
+    def break_before(self, m: str) -> bool:
+        """Whether the template writes a line break between the last ``key: value`` line and
+        marker ``m`` (which follows it, or follows a blank call close)."""
+        t = self.t
+        lead = m[: len(m) - len(m.lstrip())]
+        return "\n" in lead or (not t.call_close.strip() and "\n" in t.call_close)
+
+    def line_break_ws(self) -> str:
+        """The line break before what follows ``key: value`` lines (no more white space: llguidance
+        would read the indentation of a literal block's next line as white space before the marker)."""
+        return self.b.rule("line-break-ws", '"\\n"')
 
     def lead_closing(self, role: str, m: str) -> str:
         """A closing marker; end-of-turn markers it ends with are optional (the server stops there)."""
@@ -564,6 +608,14 @@ class _Grammar:
         schema = strict_objects(self.plan.schemas[tool])
         if t.args == "tagged" and t.tagged is not None:
             return self.key_tags(tool, schema)
+        if t.args in LINE_ARGS and t.tagged is not None:
+            ta = t.tagged
+            rule = line_args_rule(self.b, schema, f"{name}-args", prefix=ta.prefix, key_suffix=ta.key_suffix,
+                                  quoted=ta.strings_json, end=self.line_end(), separator=ta.separator)
+            # pairs on one line begin after the name's marker, or after white space (``NAME key=value``)
+            return _join(self.ws, rule) if not ta.prefix and not t.name_suffix.strip() else rule
+        if t.args == "json_attr":
+            return _join(self.ws, self.attr_json(tool))
         if t.args == "literal" and t.literal is not None:
             lit = t.literal
             rule = literal_args_rule(self.b, schema, f"{name}-args", open_=lit.open, close=lit.close,
@@ -572,6 +624,28 @@ class _Grammar:
         if t.args_as_string:     # a JSON string holding the arguments (the schema is not applied inside it)
             return _join(self.ws, f"( {json_rule(self.b, 'string')} | {self.args_value(tool)} )")
         return _join(self.ws, self.args_value(tool))
+
+    def attr_json(self, tool: str) -> str:
+        """JSON arguments written with character references inside an attribute value: the tool's
+        schema, escaped (:mod:`autoparser.grammar.attrjson`)."""
+        schema = strict_objects(self.plan.schemas[tool])
+        src = GbnfBuilder()
+        root = src.reserve("args")
+        src.define(root, " | ".join(_Converter(src, schema, True).alts(schema, root)))
+        return escaped_copy(self.b, src, root, f"{sanitize_name(tool)}-attr")
+
+    def line_end(self) -> str:
+        """What may follow the last ``key: value`` line's value on that line: the first piece of
+        the marker the template writes right after it ("" when a line break comes first)."""
+        t = self.t
+        for m in (t.call_close, t.call_end):
+            if m.strip():
+                return "" if m[0].isspace() else mk.tokens(m)[0]
+        if t.separator.strip() and not t.separator[0].isspace():
+            return " ".join(mk.tokens(t.separator) + mk.tokens(t.call_start + t.name_prefix))
+        if t.section_end.strip() and not t.section_end[0].isspace():
+            return mk.tokens(t.section_end)[0]
+        return ""
 
     def key_tags(self, tool: str, schema: dict[str, Any]) -> str:
         """Per-key tagged arguments in declared order (optional ones may be left out)."""
@@ -615,10 +689,10 @@ class _Grammar:
             item = self.b.rule("any-arg", _join(prefix, key_text, value, end_rest))
             return self.b.recursive_rule("any-args", lambda r: f"| {item} {r}")
         sep = self.lead("arg-separator", ta.separator)
-        layouts = [_ordered(slots, sep)]
+        layouts = [ordered(slots, sep)]
         by_key = [slot for _key, slot in sorted(zip(keys, slots, strict=False), key=lambda ks: ks[0].lower())]
         if by_key != slots:   # templates that print arguments with |dictsort
-            layouts.append(_ordered(by_key, sep))
+            layouts.append(ordered(by_key, sep))
         return layouts[0] if len(layouts) == 1 else "( " + " | ".join(layouts) + " )"
 
 
@@ -631,30 +705,6 @@ def _structured(schema: Any) -> bool:
     if not kinds:
         return bool({"properties", "items", "prefixItems"} & set(schema))
     return bool(kinds & {"object", "array"}) and kinds <= {"object", "array", "null"}
-
-
-def _ordered(slots: list[tuple[str, bool]], sep: str) -> str:
-    """Items in order, optional ones may be missing, `sep` between two present ones.
-
-    Everything stays inline: a named rule made only of terminals becomes one llguidance
-    lexeme, and a lexeme such as ``ws "<parameter=" ws "top_k" ...`` (an optional integer
-    argument) would outrun, then hide, the shorter ``ws`` of the argument that is there.
-    """
-    if not slots:
-        return ""
-    if not sep:
-        return " ".join(item if req else f"( {item} )?" for item, req in slots)
-    n = len(slots)
-    rest = [""] * (n + 1)
-    for j in range(n - 1, 0, -1):
-        item, req = slots[j]
-        rest[j] = _join(f"{sep} {item}" if req else f"( {sep} {item} )?", rest[j + 1])
-    firsts = []
-    for i, (item, req) in enumerate(slots):
-        firsts.append(_join(item, rest[i + 1]))
-        if req:
-            return _group(firsts)
-    return f"( {' | '.join(firsts)} )?"
 
 
 # ---------------------------------------------------------------- name_in_id

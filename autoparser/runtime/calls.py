@@ -15,12 +15,16 @@ from typing import TYPE_CHECKING, Any
 import regex
 
 from .. import markers as mk
+from ..analysis.model import LINE_ARGS
 from ..markers import definition as dm
 from ..values.coerce import coerce, raw_string
+from ..values.entities import decodable, raw_length, unescape
 from ..values.jsonfix import StringMender
 from ..values.jsonscan import JsonScanner
+from ..values.jsonscan import closed_json as _closed_json
 from ..values.literal import LiteralEnd, literal_to_json, read_partial_literal
 from ..values.pyliteral import python_to_json
+from .lineargs import LineArgsReader
 
 if TYPE_CHECKING:
     from ..analysis.model import JsonLayout, ToolFormat
@@ -158,8 +162,18 @@ class JsonCallReader(CallReader):
             self.truncate()
             self.engine.warn("tool call broke off; its arguments were closed and the rest kept as content")
             self.broke = True
-            return "done", self.start + self.scanner.commit if self.start is not None else len(buf)
+            return "done", self.start + self._kept_upto() if self.start is not None else len(buf)
         return "bad", len(buf) if self.start is None else self.start + self.scanner.pos
+
+    def _kept_upto(self) -> int:
+        """Where the text the call kept ends: its last complete value once its arguments began; before
+        that, the end of the last member it read (other members, cut short, are content again)."""
+        sc = self.scanner
+        if sc.spans.get(getattr(self, "_args_path", ())) is not None:
+            return sc.commit
+        read = [p for p in (self._name_path(), self.layout.id_path) if p]
+        ends = [sc.spans[p][1] for p in read if p in sc.spans and sc.spans[p][1] >= 0]
+        return min(sc.commit, max(ends)) if ends else sc.commit
 
     def _name_path(self) -> tuple[Any, ...] | None:
         if not self.layout.name_is_key:
@@ -326,14 +340,6 @@ def _closing_within(sc: JsonScanner, depth: int) -> str:
     return (sc._quote if sc.commit_in_string else "") + "".join(reversed(inner))
 
 
-def _closed_json(text: str) -> str:
-    """A JSON text that broke off, closed after its last complete value ("{}" when none)."""
-    sc = JsonScanner(track_depth=0)
-    if sc.feed(text) is not None:
-        return text
-    return (text[:sc.commit] + sc.closing()) if not sc.failed and sc.commit else "{}"
-
-
 def args_text(raw: str, python: bool) -> str:
     """Arguments given as a JSON string, or as Python literals, turned into a JSON object text."""
     text = python_to_json(raw) if python else raw
@@ -348,8 +354,11 @@ def args_text(raw: str, python: bool) -> str:
             inner = json.loads(value, strict=False)
             return json.dumps(inner, ensure_ascii=False) if isinstance(inner, (dict, list)) else value
         except ValueError:
-            # JSON that broke off inside its string (a truncated output): closed after its last value
-            return _closed_json(value) if value.lstrip()[:1] in ("{", "[") else value
+            # JSON that broke off inside its string (a truncated output): closed after its last value;
+            # a string holding no JSON is kept raw, as arguments that do not parse are
+            if value.lstrip()[:1] in ("{", "["):
+                return _closed_json(value)
+            return json.dumps({"_raw": value}, ensure_ascii=False)
     return json.dumps(value, ensure_ascii=False)
 
 
@@ -365,6 +374,8 @@ def name_stops(fmt: ToolFormat) -> tuple[regex.Pattern[str] | None, frozenset[st
         opener = fmt.literal.open if fmt.args == "literal" and fmt.literal else "{"
         stop_src.append(regex.escape(opener))
         stop.append(opener)
+        if fmt.args in LINE_ARGS:
+            stop_src.append(r"(?=\s)")    # "NAME key=value": white space ends the name
     if fmt.name_suffix.startswith(mk.HEADER):
         stop_src = []   # header fields follow the name: the name is one word
     firsts = frozenset(s.strip()[0] for s in stop)
@@ -387,6 +398,9 @@ class TaggedCallReader(CallReader):
         self.scanner: JsonScanner | None = None
         self.args_start = 0
         self.args: _ArgsStream | None = None
+        self.lines: LineArgsReader | None = None
+        self.attr_fed = 0     # character-referenced arguments: raw text decoded so far, and its pieces
+        self.attr_pieces: list[tuple[int, str, int]] = []     # (raw start, raw text, decoded start)
         self.nargs = 0
         self.key = ""
         self.value_parts: list[str] = []
@@ -553,7 +567,25 @@ class TaggedCallReader(CallReader):
         if self.fmt.args == "tagged":
             self.phase = "arg"
             return "next", pos
+        if self.fmt.args in LINE_ARGS:
+            self.lines = LineArgsReader(self._args, self.fmt, self.engine.schema(self.name), self.engine.plan.stops)
+            self.phase = "line_args"
+            return "next", pos
         i = _skip_ws(buf, pos)
+        if self.fmt.args == "json_attr":
+            # a JSON object written with character references: decoded as it comes, then read as JSON
+            if i == len(buf):
+                return "more", pos
+            if buf[i] != "{":
+                self._args("{}")
+                self.phase = "close"
+                return "next", pos
+            self.scanner = JsonScanner(track_depth=0)
+            self.args_start = self.attr_fed = i
+            self.attr_pieces = []
+            self.args = _ArgsStream(self.engine, self.index, self._args)
+            self.phase = "attr_args"
+            return "next", i
         if self.fmt.args == "literal" and self.fmt.literal is not None:
             if i == len(buf):
                 return "more", pos
@@ -585,6 +617,14 @@ class TaggedCallReader(CallReader):
         self.phase = "json_args"
         return "next", i
 
+    def _line_args(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        assert self.lines is not None
+        status, pos = self.lines.step(buf, pos, final)
+        if status == "more":
+            return "more", pos
+        self.phase = "close"
+        return "next", pos
+
     def _json_args(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
         sc = self.scanner
         assert sc is not None and self.args is not None
@@ -608,6 +648,36 @@ class TaggedCallReader(CallReader):
         self.scanner = None
         self.phase = "close"
         return "next", self.args_start + end
+
+    def _attr_args(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        sc = self.scanner
+        assert sc is not None and self.args is not None
+        raw = buf[self.attr_fed:]
+        n = decodable(raw)       # a reference the output ends inside is cut off with it
+        end = None
+        if n:
+            self.attr_pieces.append((self.attr_fed, raw[:n], len(sc.text)))
+            self.attr_fed += n
+            end = sc.feed(unescape(raw[:n]))
+        if sc.failed:
+            self.truncate()
+            self.engine.warn("tool call broke off; its arguments were closed and the rest kept as content")
+            self.broke = True
+            return "done", self._raw_at(sc.commit)
+        if end is None:
+            self.args.push(sc, 0, None)
+            return "more", len(buf)
+        self.args.push(sc, 0, end)
+        self.scanner = None
+        self.phase = "close"
+        return "next", self._raw_at(end)
+
+    def _raw_at(self, decoded: int) -> int:
+        """Where the raw text of character-referenced arguments reaches ``decoded`` decoded characters."""
+        for start, raw, at in reversed(self.attr_pieces):
+            if at <= decoded:
+                return start + raw_length(raw, decoded - at)
+        return self.args_start
 
     def _literal_args(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
         lit = self.fmt.literal
@@ -860,7 +930,7 @@ class TaggedCallReader(CallReader):
             assert lit is not None
             self._args(self._typed_literal(read_partial_literal(self.engine.buf[self.args_start:],
                                                                 lit.quotes, lit.kv_sep, self._keys())[0]))
-        elif self.phase == "json_args" and self.scanner is not None and self.args is not None:
+        elif self.phase in ("json_args", "attr_args") and self.scanner is not None and self.args is not None:
             if self.scanner.python:
                 raw = self.scanner.text[:self.scanner.commit] + self.scanner.closing()
                 self._args(args_text(raw, True) if raw.strip() else "{}")
@@ -870,6 +940,8 @@ class TaggedCallReader(CallReader):
             else:
                 self.args.push(self.scanner, 0, None)
                 self._args(self.scanner.closing())
+        elif self.phase == "line_args" and self.lines is not None:
+            self.lines.truncate(self.engine.buf)
         elif self.phase in ("arg", "arg_key"):
             self._end_args()
         elif self.phase in ("arg_value", "arg_cdata"):

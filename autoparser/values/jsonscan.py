@@ -301,3 +301,11 @@ def _valid_atom(s: str, python: bool) -> bool:
 def partial_atom_ok(s: str) -> bool:
     """True when ``s`` is a complete number (used when input ends inside an atom)."""
     return bool(_NUMBER.match(s))
+
+
+def closed_json(text: str) -> str:
+    """A JSON text that broke off, closed after its last complete value ("{}" when none)."""
+    sc = JsonScanner(track_depth=0)
+    if sc.feed(text) is not None:
+        return text
+    return (text[:sc.commit] + sc.closing()) if not sc.failed and sc.commit else "{}"
