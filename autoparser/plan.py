@@ -127,7 +127,7 @@ class ContentPlan:
 
     start: str = ""
     end: str = ""
-    markers: tuple[str, ...] = ()    # further wrappers around an answer that precedes calls (harmony)
+    markers: tuple[str, ...] = ()    # further wrappers around an answer that precedes calls (a channel header)
     aside_start: str = ""            # a message to another recipient (a built-in tool): set aside, not content
     aside_end: str = ""
 
@@ -202,7 +202,7 @@ class RequestPlan:
     answer: AnswerPlan = field(default_factory=AnswerPlan)
     prefill: Prefill = field(default_factory=Prefill)
     id_prefix: str = "call_"         # ids of calls the model writes without one
-    prompt_opened: str = ""          # a call start the prompt ends with (Functionary v3.2 ``>>>``): the output
+    prompt_opened: str = ""          # a call start the prompt ends with (``>>>``): the output
                                      # begins after it, with a call's name or the rest of the answer's start
 
     @property
@@ -336,7 +336,7 @@ def _tool_plan(a: Analysis, options: RequestOptions, schemas: dict[str, Mapping[
 
 def stray_closers(t: ToolFormat) -> tuple[str, ...]:
     """Closers models write after calls that the template never renders: the mirror of a
-    ``[NAME]`` or ``<NAME>`` opener (Mistral's ``[/TOOL_CALLS]``), when the format has no such end."""
+    ``[NAME]`` or ``<NAME>`` opener (``[/TOOL_CALLS]``), when the format has no such end."""
     out = []
     ends = t.section_end + t.call_end + t.call_close
     for marker in (t.section_start, t.call_start):
@@ -370,7 +370,7 @@ def _reasoning_plan(a: Analysis, options: RequestOptions, prompt: str, start: St
         open_, off = True, False   # the model goes on with the reasoning it started
     elif final is not None and _answer_text(final.get("content"), r.start):
         # the model goes on with the answer it started, which the template may print inside the block
-        # it opens for every answer (Nemotron-Nano-v2: "<think>\nHello, ")
+        # it opens for every answer ("<think>\nHello, ")
         open_, prefix = False, ""
     extract = options.reasoning_format != "none" and not off
     return ReasoningPlan(start=r.start, end=r.end, extract=extract, open_at_start=open_, inline_prefix=prefix,

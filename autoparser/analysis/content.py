@@ -81,7 +81,7 @@ def _glued_end(text: str, stop: int) -> int:
 
 def recipient_start(pr: Prober, content: ContentFormat, call_start: str, generation_prompt: str) -> ContentFormat:
     """An answer headed like a call, by the call start the prompt ends with and a recipient word
-    (Functionary v3.2: ``>>>all\n`` before the answer, ``>>>NAME\n`` before a call): that is its start."""
+    (``>>>all\n`` before the answer, ``>>>NAME\n`` before a call): that is its start."""
     start = call_start.strip()
     if content.start or not start or not generation_prompt.endswith(start):
         return content
@@ -97,7 +97,7 @@ def recipient_start(pr: Prober, content: ContentFormat, call_start: str, generat
 def tool_turn_wrappers(pr: Prober, content: ContentFormat, call_start: str) -> tuple[str, ...]:
     """Markers around an answer written before tool calls, when they differ from the plain wrapper.
 
-    gpt-oss writes ``<|channel|>commentary<|message|>TEXT<|end|><|start|>assistant`` before its calls
+    A channel format writes ``<|channel|>commentary<|message|>TEXT<|end|><|start|>assistant`` before its calls
     but ``<|channel|>final<|message|>TEXT`` otherwise.
     """
     from .reasoning import marker_run_before

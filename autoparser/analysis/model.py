@@ -42,12 +42,12 @@ class Capabilities:
 
 @dataclass(frozen=True)
 class ReasoningFormat:
-    """How reasoning is delimited (Qwen3 ``<think>``/``</think>``, Apriel's delimiter-only end)."""
+    """How reasoning is delimited (``<think>``/``</think>``, or a delimiter-only end)."""
 
     mode: ReasoningMode = "none"
     start: str = ""                  # opening marker as rendered ("<think>\n")
     end: str = ""                    # closing marker as rendered ("\n</think>\n\n")
-    scope: Literal["always", "tools_only"] = "always"   # Command-R7b renders reasoning only with tool calls
+    scope: Literal["always", "tools_only"] = "always"   # some templates render reasoning only with tool calls
     prefilled: bool = False          # the generation prompt itself opens the block (QwQ, R1-Distill)
     off_kwargs: dict[str, Any] = field(default_factory=dict)   # chat_template_kwargs that switch it off
     on_kwargs: dict[str, Any] = field(default_factory=dict)    # ... and on
@@ -55,12 +55,12 @@ class ReasoningFormat:
 
 @dataclass(frozen=True)
 class ContentFormat:
-    """Markers wrapping the visible answer (Command-R7b ``<|START_RESPONSE|>``), if any."""
+    """Markers wrapping the visible answer (``<|START_RESPONSE|>``), if any."""
 
     start: str = ""
     end: str = ""
-    in_tool_turns: tuple[str, ...] = ()   # other wrapper markers around an answer that precedes calls (harmony)
-    aside_start: str = ""            # opens a message to a recipient that is neither the user nor a call (gpt-oss's
+    in_tool_turns: tuple[str, ...] = ()   # other wrapper markers around an answer that precedes calls (a channel header)
+    aside_start: str = ""            # opens a message to a recipient that is neither the user nor a call (a channel format's
     aside_end: str = ""              # built-in tools: `` to=python<|message|>``) ... and closes it
 
 
@@ -73,12 +73,12 @@ class JsonLayout:
     id_path: tuple[str, ...] = ()
     name_is_key: bool = False        # Apertus: {"get_weather": {...}}
     args_as_string: bool = False     # arguments rendered as a JSON string
-    id_after_args: bool = False      # Mistral Nemo writes "id" after "arguments"
+    id_after_args: bool = False      # the template writes "id" after "arguments"
 
 
 @dataclass(frozen=True)
 class TaggedArgs:
-    """Per-argument markers (Qwen3-Coder ``<parameter=K>\\nV\\n</parameter>``).
+    """Per-argument markers (``<parameter=K>\\nV\\n</parameter>``).
 
     Arguments written as ``key: value`` lines (args ``"yaml"``, a YAML block mapping) or as
     ``key=value`` pairs (args ``"kwargs"``, Python keyword arguments without brackets) use the
@@ -92,12 +92,12 @@ class TaggedArgs:
     key_suffix: str = ""             # between key and value
     value_end: str = ""              # after the value
     separator: str = ""              # between two arguments
-    strings_json: bool = False       # string values are JSON-quoted (MiniMax renders raw)
+    strings_json: bool = False       # string values are JSON-quoted (else rendered raw)
 
 
 @dataclass(frozen=True)
 class LiteralArgs:
-    """A non-JSON argument literal (Gemma 4 ``{k:<|"|>v<|"|>}``, Python ``f(k='v')``)."""
+    """A non-JSON argument literal (bare keys with a custom quote ``{k:<|"|>v<|"|>}``, Python ``f(k='v')``)."""
 
     open: str = "{"                  # "(" for Python-call arguments
     close: str = "}"
@@ -127,7 +127,7 @@ class ToolFormat:
     id_prefix: str = ""
     id_suffix: str = ""
     name_in_id: str = ""
-    id_from_header: bool = False     # the template writes the id as text around the name ("functions.NAME:0")             # regex with a `name` group when the id carries the name (Kimi-K2)
+    id_from_header: bool = False     # the template writes the id as text around the name ("functions.NAME:0")             # regex with a `name` group when the id carries the name
     python_literals: bool = False    # arguments use Python literals ('x', True, None)
     args_as_string: bool = False     # style "tagged": the JSON arguments are written inside a JSON string
 

@@ -87,7 +87,7 @@ def drop_header(run: str, content_full: str | None) -> str:
     """Remove from the front of a marker run the part that heads every answer turn.
 
     The header is what a plain answer turn also starts with: ``<|assistant_start|>``
-    before the answer, or Cohere's ``<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>``
+    before the answer, or ``<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>``
     before ``<|START_TEXT|>``, also when the answer's own run begins earlier (the end of the user's turn).
     """
     if not content_full or N.ASSISTANT not in content_full:
@@ -163,7 +163,7 @@ def analyze_reasoning(pr: Prober, source: str, content_start: str = "") -> Reaso
     scope: Literal["always", "tools_only"] = "always"
     full = pr.full({"role": "assistant", "content": N.ASSISTANT, "reasoning_content": N.REASONING}, **on_kw)
     if not full or N.REASONING not in full:
-        # Mistral's convention: reasoning as a "thinking" content chunk
+        # reasoning as a "thinking" content chunk
         chunks = [{"type": "thinking", "thinking": N.REASONING}, {"type": "text", "text": N.ASSISTANT}]
         chunked = pr.full({"role": "assistant", "content": chunks}, **on_kw)
         if chunked and N.REASONING in chunked and N.ASSISTANT in chunked:
@@ -267,7 +267,7 @@ def declared_tags(pr: Prober, on_kw: dict[str, Any], off_kw: dict[str, Any]) -> 
 
 def _empty_block(gp: str) -> tuple[str, str] | None:
     """An empty closed block ending the generation prompt (thinking off): ``<think>\\n\\n</think>``,
-    also with a label glued to the opener (Gemma 4's ``<|channel>thought\\n<channel|>``)."""
+    also with a label glued to the opener (``<|channel>thought\\n<channel|>``)."""
     found = list(mk.finditer(gp))
     if len(found) >= 2:
         a, b = found[-2], found[-1]

@@ -3,9 +3,9 @@
 T1 renders one call, T2 two calls; with names and ids replaced by sentinels the
 two calls are identical, so the text between them is ``call_end + separator +
 call_start`` and the common affixes with the one-call turn give each marker.
-The call core is a JSON object when the name sits inside one (Hermes, Llama,
-Mistral), otherwise the name is framed by markers and followed by JSON, Python
-or tagged arguments (Qwen3-Coder, GLM, MiniMax, DeepSeek). Tagged arguments are
+The call core is a JSON object when the name sits inside one, otherwise the
+name is framed by markers and followed by JSON, Python, YAML-like or tagged
+arguments. Tagged arguments are
 read from renders with one and two arguments.
 """
 
@@ -284,8 +284,7 @@ def analyze_tools(pr: Prober, eot_text: str, reasoning_end: str = "",
 
 
 def call_start_in_prompt(fmt: ToolFormat, generation_prompt: str) -> ToolFormat:
-    """Calls with no start marker but a separator that the generation prompt ends with (Functionary
-    v3.2's ``>>>``): the separator is each call's start, which the prompt writes for the first one."""
+    """Calls with no start marker but a separator that the generation prompt ends with (``>>>``): the separator is each call's start, which the prompt writes for the first one."""
     from dataclasses import replace
 
     sep = fmt.separator.strip()
@@ -359,7 +358,7 @@ def _read_turns(turns: CallTurns, eot_text: str) -> tuple[ToolFormat, list[str]]
     if turns.empty is not None:
         base = fix_prefix_end(one, common_prefix_len(turns.empty, one))
         if _empty_section(one, turns.empty, base):
-            # the turn with no call still writes an empty section (DeepSeek R1 when content is empty:
+            # the turn with no call still writes an empty section (when content is empty:
             # "<｜tool▁calls▁begin｜><｜tool▁calls▁end｜>"): the text it shares with the call turn opens it
             base = 0
         # "<|channel|>final" vs "<|channel|>commentary": a marker glued to differing words belongs to both
@@ -708,7 +707,7 @@ def _key_again(text: str, key: str, value: str) -> str:
 
 
 def _name_in_id(turns: CallTurns, base: int, eot_text: str, notes: list[str]) -> tuple[ToolFormat, list[str]]:
-    """The id is rendered where the name would be (Kimi-K2 ``functions.NAME:0``)."""
+    """The id is rendered where the name would be (``functions.NAME:0``)."""
     one = turns.one
     if IM not in one:
         return ToolFormat(), notes

@@ -6,7 +6,7 @@
   calls from their opening marker on; the server constrains output from the first
   trigger (the opener's first marker piece as a word, or a regex) and the text before it
   is free. After the calls, free text that does not open another call may follow
-  (Gemma 4 and LFM2 templates write content there).
+  (some templates write content there).
 * ``tool_choice`` required or a named function: the whole turn - the reasoning block the
   prompt leaves open or allows, free content up to the opener, then at least one call
   (only the named function). ``parallel_tool_calls=False`` allows exactly one call.
@@ -243,7 +243,7 @@ class _Grammar:
 
         For a marker that starts an optional branch next to free text: llguidance lexes a
         literal greedily and cannot back off to the free text after a near miss
-        (``<|tool_response>`` after a Gemma call looks like ``<|tool_call>`` for 7 bytes);
+        (``<|tool_response>`` after a call looks like ``<|tool_call>`` for 7 bytes);
         single characters keep both branches alive. The language is the same.
         """
         def spell(piece: str) -> str:   # a digit run is any index, as in _piece_expr
@@ -341,7 +341,7 @@ class _Grammar:
     def tail(self) -> str:
         """What may follow the calls: text that opens no other call (or whitespace).
 
-        A section end with no section start (Gemma 4's ``<|tool_response>``) is part of it.
+        A section end with no section start (``<|tool_response>``) is part of it.
         """
         t, op = self.t, self.op
         if op.role == "section_start" and not self.split_stop(t.section_end)[0].strip() and t.call_start.strip():
@@ -566,7 +566,7 @@ class _Grammar:
         """An object holding the members at `depth` of the role paths, in any order (inline).
 
         Up to MAX_EXTRA_MEMBERS other members may come first and after each known one
-        (Phi-4's ``"type": "function"``).
+        (``"type": "function"``).
         """
         space = space_rule(self.b)
         members: dict[str, str] = {}

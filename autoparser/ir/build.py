@@ -175,7 +175,7 @@ def _strict_ends(free: tuple[Stop, ...], stops: tuple[str, ...]) -> tuple[str, .
 
 def stop_markers(plan: RequestPlan, calls: ToolPlan | None) -> tuple[str, ...]:
     """Markers that end a turn, longest first: end of turn, EOS, the assistant header, and a
-    section end with no section start (Gemma 4's ``<|tool_response>``)."""
+    section end with no section start (``<|tool_response>``)."""
     markers = list(plan.recognised)
     t = calls.format if calls is not None else None
     if t is not None and t.section_end.strip() and not t.section_start.strip():
@@ -222,7 +222,7 @@ def _reasoning(b: _Builder, r: ReasoningPlan, opener: str, answer_markers: tuple
         return "none", Inline(opt(Ref("reasoning")))
     opening = b.marker("reasoning_start", r.start)
     assert opening is not None
-    # a bare close stands for an empty block (MiniMax-M3 renders "</mm:think>" + content), and where the
+    # a bare close stands for an empty block (a template that renders "</mm:think>" + content), and where the
     # model may skip the opener any text before a close is reasoning: read, not generated
     skipped: Node = Seq((text, close)) if r.unopened else close
     before_call = (Tolerated(Seq((opening, text))),) if by_call else ()
@@ -251,7 +251,7 @@ def _content(b: _Builder, plan: RequestPlan, calls: ToolPlan | None, free: tuple
     c = plan.content
     start = b.marker("content_start", c.start) if c.start.strip() else None
     close = b.marker("content_end", c.end) if c.end.strip() else None
-    # an answer before calls may have its own wrapper (harmony's commentary preamble)
+    # an answer before calls may have its own wrapper (a channel format's commentary preamble)
     extra = [m for m in c.markers if m.strip()]
     p_start = b.marker("preamble_start", extra[0]) if extra else None
     p_close = b.marker("preamble_end", extra[1]) if len(extra) > 1 else None

@@ -38,7 +38,7 @@ def content_stops(plan: RequestPlan) -> tuple[Stop, ...]:
         add("rstray", start, r"\A\s*" + start.pattern)
         if r.end:
             add("rstray2", end, end.pattern, strict=bool(start.pattern))
-    answer_start = ""   # the answer's start marker, when it begins with the call start (Functionary v3.2)
+    answer_start = ""   # the answer's start marker, when it begins with the call start (``>>>all``)
     if t is not None and t.call_start.strip() and c.start.strip().startswith(t.call_start.strip()):
         answer_start = mk.pattern(c.start) + dm.word_end(c.start)
         add("cwrap", Marker("answer_start", c.start), answer_start)   # before the call opener: the longer wins
@@ -78,7 +78,7 @@ def content_stops(plan: RequestPlan) -> tuple[Stop, ...]:
         add("cwrap", Marker("content_start", c.start), mk.pattern(c.start) + dm.word_end(c.start))
     if c.end:
         add("cwrap2", Marker("content_end", c.end), mk.pattern(c.end), strict=bool(c.end.strip()))
-    # an answer before calls may have its own wrapper (harmony's commentary preamble): the first two
+    # an answer before calls may have its own wrapper (a channel format's commentary preamble): the first two
     # markers that are not blank; further ones are dropped wherever they appear
     nth = 0
     for i, m in enumerate(c.markers):
@@ -134,7 +134,7 @@ def implied_call_start(t: ToolFormat) -> bool:
 
 def implied_section(t: ToolFormat) -> bool:
     """Sectioned calls whose per-call marker is a special token: models also write the calls
-    without the section opener (Kimi's ``<|tool_call_begin|>`` alone)."""
+    without the section opener (``<|tool_call_begin|>`` alone)."""
     first = mk.tokens(t.call_start)[0] if t.call_start.strip() else ""
     return bool(t.section_start.strip()) and len(first) >= 4 and \
         first.startswith(dm.TOKEN_OPENINGS) and first not in t.section_start

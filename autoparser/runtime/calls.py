@@ -1,9 +1,8 @@
 """Call readers: turn the text of one tool call into a call header and argument fragments.
 
-``JsonCallReader`` reads a call whose name sits inside a JSON object (Hermes,
-Llama 3, Mistral, Command-R); ``TaggedCallReader`` reads a name between markers
-followed by JSON, Python-literal or tagged arguments (Qwen3-Coder, GLM,
-MiniMax, DeepSeek). Both consume each character once and report
+``JsonCallReader`` reads a call whose name sits inside a JSON object;
+``TaggedCallReader`` reads a name between markers
+followed by JSON, Python-literal or tagged arguments. Both consume each character once and report
 ``("more" | "done" | "bad", position)``.
 """
 
@@ -497,7 +496,7 @@ class TaggedCallReader(CallReader):
 
     def _cut_stop_before(self, buf: str, i: int, at: int) -> bool:
         """A stop marker begins before ``at`` and runs to the end of the text (``regex`` prefers the
-        complete match at ``at``, as ``<`` inside ``">]<`` of ``">]<]minimax[>[``)."""
+        complete match at ``at``, as ``<`` inside ``">]<`` of ``">]<]xyz[>[``)."""
         for j in range(i, at):
             if buf[j] in self._stop_firsts and self.p_name_stop is not None:
                 p = self.p_name_stop.match(buf, j, partial=True)
