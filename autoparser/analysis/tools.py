@@ -5,8 +5,7 @@ two calls are identical, so the text between them is ``call_end + separator +
 call_start`` and the common affixes with the one-call turn give each marker.
 The call core is a JSON object when the name sits inside one, otherwise the
 name is framed by markers and followed by JSON, Python, YAML-like or tagged
-arguments. Tagged arguments are
-read from renders with one and two arguments.
+arguments. Tagged arguments are read from renders with one and two arguments.
 """
 
 from __future__ import annotations
