@@ -14,6 +14,7 @@ the tool's JSON schema. Formats whose arguments are not a JSON object raise ``Ex
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from .. import markers as mk
@@ -47,6 +48,11 @@ def structural_tag(plan: RequestPlan, envelopes: Envelopes, reasoning: Reasoning
         if first and not (envelopes.section_begin or env.begin).lstrip().startswith(first):
             raise ExportError(f"the call envelope could not be cut exactly (it should start with {first!r})",
                               template=plan.template, target="structural tag")
+        if not env.end.strip():
+            # a line-based call (``Action Input: {...}`` then a line break) has no closing marker: the
+            # last call ends with the output, which a tag's literal end cannot say
+            raise ExportError("calls have no closing marker (they end with a line break or the output)",
+                              template=plan.template, target="structural tag")
         begins.append(env.begin)
         tags.append({"type": "tag", "begin": env.begin, "content": {"type": "json_schema", "json_schema": schema},
                      "end": env.end})
@@ -63,8 +69,12 @@ def structural_tag(plan: RequestPlan, envelopes: Envelopes, reasoning: Reasoning
                  "at_least_one": tp.forced, "stop_after_first": single}
     block = _reasoning(plan, reasoning)
     # the whitespace a template writes after the reasoning block, before the first call
-    between = {"type": "regex", "pattern": r"[ \t\r\n]*"}
-    elements = [block, between, calls] if block is not None else [calls]
+    between: dict[str, Any] = {"type": "regex", "pattern": r"[ \t\r\n]*"}
+    elements: list[dict[str, Any]] = [block, between, calls] if block is not None else [calls]
+    start = plan.content.start
+    if start.strip() and not envelopes.section_begin:
+        # the answer's wrapper may hold the calls (``<answer><call>...``): its start may come first
+        elements[-1:] = [{"type": "regex", "pattern": "(" + re.escape(start) + ")?"}, between, calls]
     fmt = elements[0] if len(elements) == 1 else {"type": "sequence", "elements": elements}
     return {"type": "structural_tag", "format": fmt}
 
