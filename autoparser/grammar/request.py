@@ -220,13 +220,10 @@ class _Grammar:
 
     def opened_answer(self) -> str:
         """After a call start the prompt wrote, what leads an answer: the rest of the answer's start
-        (the IR's ``opened_content`` marker), else nothing more than white space."""
-        oc = self.ir.get("opened_content")
-        if isinstance(oc, ir.Choice) and oc.items and isinstance(oc.items[0], ir.Seq):
-            lead = oc.items[0].items[0]
-            m = self.ir.get(lead.name) if isinstance(lead, ir.Ref) else lead
-            if isinstance(m, ir.Marker | ir.Pattern) and m.text.strip():
-                return _join(self.ws, self.spelled(m.text))
+        (the IR's ``answer_start_rest``), else nothing more than white space."""
+        rest = self.ir.get("answer_start_rest")
+        if isinstance(rest, ir.Pattern) and rest.text.strip():
+            return _join(self.ws, self.spelled(rest.text))
         return self.ws
 
     # --- markers --------------------------------------------------------------------

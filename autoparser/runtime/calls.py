@@ -24,6 +24,7 @@ from ..values.jsonscan import closed_json as _closed_json
 from ..values.literal import LiteralEnd, literal_to_json, read_partial_literal
 from ..values.pyliteral import python_to_json
 from .lineargs import LineArgsReader
+from .phases import Phases
 
 if TYPE_CHECKING:
     from ..analysis.model import JsonLayout, ToolFormat
@@ -381,7 +382,7 @@ def name_stops(fmt: ToolFormat) -> tuple[regex.Pattern[str] | None, frozenset[st
     return (mk.compile_source("|".join(stop_src)) if stop_src else None), firsts
 
 
-class TaggedCallReader(CallReader):
+class TaggedCallReader(Phases, CallReader):
     """A call whose name sits between markers: ``<function=NAME>`` + arguments + close."""
 
     def __init__(self, engine: Engine, fmt: ToolFormat) -> None:
@@ -431,15 +432,7 @@ class TaggedCallReader(CallReader):
             self.p_arg_sep = p(ta.separator)
         self.p_name_stop, self._stop_firsts = name_stops(fmt)
 
-    # -------------------------------------------------------------- phases
-    def step(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
-        while True:
-            handler = getattr(self, "_" + self.phase)
-            status, new = handler(buf, pos, final)
-            if status != "next":
-                return status, new
-            pos = new
-
+    # -------------------------------------------------------------- phases (run by Phases.step)
     def _name_prefix(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
         self.header_start = _skip_ws(buf, pos)
         st, end = mk.match_here(self.p_name_prefix, buf, pos, final)

@@ -24,6 +24,7 @@ import regex
 from .. import markers as mk
 from ..values.jsonscan import closed_json
 from ..values.yamlargs import is_raw, key_line_source, keys_source, next_key_source, value_json
+from .phases import Phases
 
 if TYPE_CHECKING:
     from ..analysis.model import ToolFormat
@@ -169,7 +170,7 @@ def _after_colon(m: regex.Match[str]) -> int:
     return end - 1 if end > m.start() and m.string[end - 1] in " \t\r\n" else end
 
 
-class LineArgsReader:
+class LineArgsReader(Phases):
     """One call's ``key: value`` arguments, streamed to ``emit`` as JSON fragments."""
 
     def __init__(self, emit: Callable[[str], None], fmt: ToolFormat, schema: Mapping[str, Any],
@@ -193,14 +194,6 @@ class LineArgsReader:
         self.scan = 0         # where the next search for the value's end starts
         self.pending = ""     # white space at the end of a streamed value, held back
         self.cut = False      # the output stopped inside a key line
-
-    def step(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
-        """("more", pos) to wait for text, ("done", pos) where the arguments ended."""
-        while True:
-            handler = getattr(self, "_" + self.phase)
-            status, pos = handler(buf, pos, final)
-            if status != "next":
-                return status, pos
 
     def _key(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
         m = self.p_key.match(buf, pos, partial=True)
