@@ -456,12 +456,27 @@ def _opener(a: Analysis, names: tuple[str, ...], python: bool) -> Opener:
                       _exact(mk.tokens(t.call_start)[0]))
     if t.style == "json":
         return Opener(json_trigger(t, names, python))
-    if t.style == "tagged" and t.name_prefix.strip():
+    if t.style in ("tagged", "layout") and t.name_prefix.strip():
         return Opener(mk.pattern(t.name_prefix), "name_prefix", t.name_prefix, _exact(mk.tokens(t.name_prefix)[0]))
+    if t.style == "layout" and t.layout is not None and names:
+        # no marker before the name (``get_weather(location='Paris')``): a tool's name and what follows it
+        after = _layout_after_name(t)
+        return Opener(mk.tool_name(names) + (r"\s*" + mk.pattern(after) if after.strip() else r"(?=\s)"))
     if t.style == "tagged" and t.args == "literal" and t.literal is not None and names:
         # no marker at all (``get_weather(location='Paris')``): a tool's name and its opener
         return Opener(mk.tool_name(names) + r"\s*" + re.escape(t.literal.open))
     return Opener()
+
+
+def _layout_after_name(t: ToolFormat) -> str:
+    """The literal a layout writes right after the call's name ("" when a hole follows it)."""
+    assert t.layout is not None
+    pieces = t.layout.pieces
+    for i, p in enumerate(pieces):
+        if p.kind == "name":
+            nxt = pieces[i + 1] if i + 1 < len(pieces) else None
+            return nxt.text if nxt is not None and nxt.kind == "lit" else ""
+    return ""
 
 
 def json_trigger(t: ToolFormat, names: tuple[str, ...], python: bool = False) -> str:

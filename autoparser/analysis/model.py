@@ -12,12 +12,14 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 from ..markers.definition import token_shaped
+from ..values.spelling import Slot, Values
+from .layout.model import ArgsLayout, CallLayout, Items, Piece
 from .verification import Verification, VerificationSlot
 
 SCHEMA_VERSION = 1
 
 ReasoningMode = Literal["none", "tagged", "delimiter"]
-ToolStyle = Literal["none", "json", "tagged"]
+ToolStyle = Literal["none", "json", "tagged", "layout"]
 ArgsStyle = Literal["json", "tagged", "python", "literal", "yaml", "kwargs", "json_attr"]
 LINE_ARGS = ("yaml", "kwargs")      # arguments as key/value pairs no marker closes (runtime.lineargs)
 # "json_attr": a JSON object written with XML character references (an attribute value, ``{&quot;k&quot;: 1}``)
@@ -130,6 +132,7 @@ class ToolFormat:
     id_from_header: bool = False     # the template writes the id as text around the name ("functions.NAME:0")             # regex with a `name` group when the id carries the name
     python_literals: bool = False    # arguments use Python literals ('x', True, None)
     args_as_string: bool = False     # style "tagged": the JSON arguments are written inside a JSON string
+    layout: CallLayout | None = None  # style "layout": the call's pieces and argument spelling (analysis.layout)
 
 
 @dataclass(frozen=True)
@@ -241,7 +244,8 @@ def _build(cls: Any, data: Any) -> Any:
 
 _NESTED = {"Capabilities": Capabilities, "ReasoningFormat": ReasoningFormat, "ContentFormat": ContentFormat,
            "ToolFormat": ToolFormat, "JsonLayout": JsonLayout, "TaggedArgs": TaggedArgs,
-           "LiteralArgs": LiteralArgs, "EnvelopeFormat": EnvelopeFormat}
+           "LiteralArgs": LiteralArgs, "EnvelopeFormat": EnvelopeFormat, "CallLayout": CallLayout,
+           "ArgsLayout": ArgsLayout, "Items": Items, "Piece": Piece, "Slot": Slot, "Values": Values}
 
 
 def _convert(type_name: Any, value: Any) -> Any:
@@ -250,5 +254,7 @@ def _convert(type_name: Any, value: Any) -> Any:
         if text.startswith(name):
             return None if value is None else _build(klass, value)
     if text.startswith("tuple") and isinstance(value, list):
-        return tuple(value)
+        inner = text[len("tuple["):].split(",")[0].strip()
+        klass = _NESTED.get(inner)
+        return tuple(_build(klass, v) for v in value) if klass is not None else tuple(value)
     return value

@@ -15,6 +15,7 @@ from typing import Any
 
 from .. import markers as mk
 from ..render import Renderer
+from .layout.model import Piece
 from .model import Analysis, LiteralArgs, ToolFormat
 
 
@@ -35,8 +36,9 @@ class Special:
     content_fields: tuple[tuple[str, str], ...] = ()    # ContentFormat fields the model writes otherwise
 
     def applies(self, analysis: Analysis, source: str) -> bool:
+        style = analysis.tools.style
         return all(n in source for n in self.needles) and \
-            (not self.when_style or analysis.tools.style == self.when_style)
+            (not self.when_style or style == self.when_style or (self.when_style == "tagged" and style == "layout"))
 
 
 SPECIALS: tuple[Special, ...] = (
@@ -100,6 +102,28 @@ SPECIALS: tuple[Special, ...] = (
 )
 
 
+def _with_fields(t: ToolFormat, fields: dict[str, Any]) -> ToolFormat:
+    """``t`` with ``fields`` replaced; a layout's literals around the name follow ``name_prefix`` and
+    ``name_suffix`` (the text before and after the name)."""
+    out = dataclasses.replace(t, **fields)
+    lay = out.layout
+    if lay is None:
+        return out
+    pieces = list(lay.pieces)
+    at = next((i for i, p in enumerate(pieces) if p.kind == "name"), -1)
+    for key, where in (("name_suffix", at + 1), ("name_prefix", at - 1)):
+        if key not in fields or at < 0:
+            continue
+        text = fields[key]
+        if 0 <= where < len(pieces) and pieces[where].kind == "lit":
+            pieces[where] = dataclasses.replace(pieces[where], text=text)
+        elif text:
+            pieces.insert(max(where, 0) if key == "name_suffix" else at, Piece("lit", text))
+            at += key == "name_prefix"
+    pieces = [p for p in pieces if p.kind != "lit" or p.text]
+    return dataclasses.replace(out, layout=dataclasses.replace(lay, pieces=tuple(pieces)))
+
+
 def apply_special(analysis: Analysis, renderer: Renderer) -> Analysis:
     """Fill in what rendering could not show, for the families listed in ``SPECIALS`` (each entry that
     applies adds its facts, in order: xLAM's Llama template also has Llama's ``<|python_tag|>``)."""
@@ -112,7 +136,7 @@ def apply_special(analysis: Analysis, renderer: Renderer) -> Analysis:
             reasoning_fields: dict[str, Any] = dict(special.reasoning_fields)
             content_fields: dict[str, Any] = dict(special.content_fields)
             if tool_fields:
-                out = dataclasses.replace(out, tools=dataclasses.replace(out.tools, **tool_fields))
+                out = dataclasses.replace(out, tools=_with_fields(out.tools, tool_fields))
             if reasoning_fields:
                 out = dataclasses.replace(out, reasoning=dataclasses.replace(out.reasoning, **reasoning_fields))
             if content_fields:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import markers as mk
+from ..errors import TemplateLimitError
 from ..diff.split import common_prefix_len, fix_prefix_end, shared_prefix, shared_suffix
 from ..markers import definition as dm
 from ..probes import needles as N
@@ -304,6 +305,10 @@ def _analyze_tools(pr: Prober, eot_text: str) -> tuple[ToolFormat, list[str]]:
     if turns is None:
         return ToolFormat(), []
     fmt, notes = _read_turns(turns, eot_text)
+    if fmt.style != "json":
+        laid = layout_format(pr, turns, eot_text)
+        if laid is not None:
+            return laid, [n for n in notes if "not rendered" not in n]
     if _leaks(fmt) or "tool arguments are not rendered" in notes:
         # the name is written twice per call: in a header (`` to=NAME<|message|>``) and in the call
         # proper (read the call at its last writing), or in the call's opening and closing tags
@@ -350,8 +355,8 @@ def _name_in_header(turns: CallTurns, keep: int = -1) -> CallTurns | None:
                    two_args=keep_one(turns.two_args), typed_args=keep_one(turns.typed_args))
 
 
-def _read_turns(turns: CallTurns, eot_text: str) -> tuple[ToolFormat, list[str]]:
-    notes: list[str] = []
+def turn_base(turns: CallTurns) -> int:
+    """Where the call turn's own text begins: after what it shares with the turn without a call."""
     one = turns.one
     base = 0
     if turns.empty is not None:
@@ -373,6 +378,13 @@ def _read_turns(turns: CallTurns, eot_text: str) -> tuple[ToolFormat, list[str]]
             while j > start and not one[j - 1].isspace():
                 j -= 1
             base = j
+    return base
+
+
+def _read_turns(turns: CallTurns, eot_text: str) -> tuple[ToolFormat, list[str]]:
+    notes: list[str] = []
+    one = turns.one
+    base = turn_base(turns)
     if NM not in one:
         notes.append("the call name is not rendered")
         return _name_in_id(turns, base, eot_text, notes)
@@ -722,3 +734,41 @@ def _name_in_id(turns: CallTurns, base: int, eot_text: str, notes: list[str]) ->
 
     notes.append("the call id stands where the name would be; the name is read from the id")
     return replace(fmt, name_in_id=r"(?:functions\.)?(?P<name>[^:\s]+)(?::\d+)?$"), notes
+
+
+# ------------------------------------------------------------------ the general layout
+def layout_format(pr: Prober, turns: CallTurns, eot_text: str) -> ToolFormat | None:
+    """The call format as a learned layout (:mod:`.layout`), when one re-encodes the renders."""
+    from dataclasses import replace
+
+    from .layout import learn as L
+
+    def render(args: dict[str, Any], tools: list[dict[str, Any]] | None = None) -> str | None:
+        try:
+            out = pr.turn({"role": "assistant", "content": None if turns.content_none else "",
+                           "tool_calls": [N.call(N.ID1, N.FN1, args, turns.args_string)]}, tools=tools or N.TOOLS)
+        except TemplateLimitError:   # a probe value the template cannot render within its limits
+            return None
+        return _norm(out) if out is not None else None
+
+    base = turn_base(turns)
+    units = L.call_units(turns.one, turns.two, base)
+    if units is None:
+        return None
+    r = L.Renders(one=turns.one, two=turns.two, zero=render({}), two_args=turns.two_args,
+                  reversed_args=render({N.ARG2: N.VAL2, N.ARG1: N.VAL1}), typed=turns.typed_args,
+                  values=render(dict(L.value_probes()), [L.value_tool(N.FN1), N.tool(N.FN2)]), base=base)
+    marker, _ = _split_before_name(units.call_start)
+    layout = L.learn_call_layout(r, units, marker)
+    if layout is None or not L.check_layout(layout, r, units, marker):
+        return None
+    section_end = _strip_tail(units.rest, eot_text)
+    lead = layout.pieces[0].text if layout.pieces and layout.pieces[0].kind == "lit" else ""
+    at = next(i for i, p in enumerate(layout.pieces) if p.kind == "name")
+    after = layout.pieces[at + 1].text if at + 1 < len(layout.pieces) and layout.pieces[at + 1].kind == "lit" else ""
+    before = layout.pieces[at - 1].text if at > 0 and layout.pieces[at - 1].kind == "lit" else ""
+    fmt = ToolFormat(style="layout", section_start=units.section_start if units.section_start.strip() else "",
+                     section_end=section_end if section_end.strip() else "", call_start=marker,
+                     separator=units.separator, name_prefix=lead, name_suffix=after, layout=layout,
+                     id_from_header="id" not in layout.holes() and _wordy(before, after))
+    return replace(fmt, separator=fmt.separator if fmt.separator.strip() else "")

@@ -252,7 +252,7 @@ def _forced(tool_choice: Any) -> bool:
 def _forced_call_start(t: ToolFormat) -> str:
     if t.style == "none":
         return ""
-    return t.section_start or t.call_start or (t.name_prefix if t.style == "tagged" else "")
+    return t.section_start or t.call_start or (t.name_prefix if t.style in ("tagged", "layout") else "")
 
 
 def decide(template: TemplateLike, request: RequestPlan | None = None) -> DecisionRow:

@@ -128,7 +128,7 @@ def implied_call_start(t: ToolFormat) -> bool:
     """A call start followed by a tag-like name prefix (``<tool_call>`` + ``<function=``): models
     also write the name prefix alone."""
     first = mk.tokens(t.name_prefix)[0] if t.name_prefix.strip() else ""
-    return t.style == "tagged" and bool(t.call_start.strip()) and not t.section_start.strip() and \
+    return t.style in ("tagged", "layout") and bool(t.call_start.strip()) and not t.section_start.strip() and \
         first.startswith("<") and len(first) >= 4 and first not in t.call_start
 
 

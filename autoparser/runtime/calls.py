@@ -59,6 +59,10 @@ class CallReader:
 def make_call_reader(engine: Engine, fmt: ToolFormat) -> CallReader:
     if fmt.style == "json":
         return JsonCallReader(engine, fmt)
+    if fmt.style == "layout":
+        from .layout import LayoutCallReader
+
+        return LayoutCallReader(engine, fmt)
     return TaggedCallReader(engine, fmt)
 
 

@@ -70,7 +70,7 @@ def compile_tables(g: ir.Grammar) -> _Tables:
     t = tp.format if tp is not None else None
     named = [(s.kind, s.source) for s in g.content_stops]
     named_call: regex.Pattern[str] | None = None   # calls with no marker: NAME(...
-    if tp is not None and t is not None and tp.opener.pattern and not tp.opener.role and t.style == "tagged":
+    if tp is not None and t is not None and tp.opener.pattern and not tp.opener.role and t.style in ("tagged", "layout"):
         named_call = mk.compile_source(tp.opener.pattern)
     answer_start = next((s.source for s in g.content_stops if s.node.role == "answer_start"), "")
     start, end = _marker(g, "reasoning_start"), _marker(g, "reasoning_end")

@@ -428,7 +428,8 @@ def _reader(plan: RequestPlan) -> WholeReader:
     tp = plan.tools
     if tp is not None:
         t = tp.format
-        read = _json_reader(t, tp.names) if t.style == "json" else _tagged_reader(t, tp.names)
+        read = _json_reader(t, tp.names) if t.style == "json" else \
+            _tagged_reader(t, tp.names) if t.style == "tagged" else None
         if read is None:
             read = _engine_reader(t)
     # nothing here refers to the plan: plans with the same output key share the reader

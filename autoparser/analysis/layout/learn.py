@@ -1,0 +1,453 @@
+"""Learning a call's layout from needle renderings.
+
+The renders (assistant turns cut after the generation prompt, names and ids replaced by
+sentinels) are: one call with one argument, two calls, one call with no argument, with two
+arguments (in both orders), with a number as second argument, and one call with an argument
+per probe value. From them:
+
+1. the needles of one call span its core; the text two calls repeat around it gives the
+   section, the call's start and end and the separator between calls (as for every format);
+2. the turn with no argument against the turn with one gives the arguments hole: what differs;
+   the literal text around the holes (name, id, arguments) are the call's pieces;
+3. one argument against two gives the items: the text before a key, between key and value,
+   after a value and between two items; whether keys are written at all (else positional, in
+   the schema's order);
+4. a string against a number in the same slot gives where a value's own text begins and ends;
+5. the probe values give each type's spelling: a codec for strings (the first candidate that
+   reproduces every probe), the number, boolean and null spellings, how nested values are
+   written.
+
+The result is checked by re-encoding: :func:`~.encode.encode_call` must reproduce the renders
+exactly, else the layout is not used.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ...diff.split import common_prefix_len, common_suffix_len, shared_prefix, shared_suffix
+from ...markers import NAME_WILDCARD
+from ...probes import needles as N
+from ...values import codecs
+from ...values.spelling import Slot, Values, nested_text
+from .encode import encode_items
+from .model import KEY_AGAIN, ArgsLayout, CallLayout, Items, Piece
+
+NM, IM = N.NAME_MARK, N.ID_MARK
+ARG3, VAL3 = "cc_arg_thd", "ZZZZ_VAL_THR"
+
+
+@dataclass(frozen=True)
+class CallUnits:
+    """What two calls repeat: the section and the call unit around the first call's core."""
+
+    section_start: str
+    call_start: str
+    separator: str
+    call_end: str
+    rest: str            # after the last call (the section's end, the turn's end)
+    unit_start: int      # where call_start begins in the one-call turn
+    unit_end: int        # where call_end ends
+
+
+@dataclass(frozen=True)
+class Renders:
+    """The normalised probe turns (None: the template refused that render)."""
+
+    one: str
+    two: str | None
+    zero: str | None
+    two_args: str | None
+    reversed_args: str | None
+    typed: str | None
+    values: str | None
+    base: int
+
+
+RenderArgs = Callable[[dict[str, Any]], "str | None"]
+
+
+# ---------------------------------------------------------------- probe values
+def value_probes() -> list[tuple[str, Any]]:
+    """(key, value) pairs rendered in one call to learn how each type is written."""
+    out: list[tuple[str, Any]] = [(f"pv{i:02d}_str", s) for i, s in enumerate(codecs.PROBE_STRINGS)]
+    out += [("pv50_int", 7), ("pv51_neg", -31), ("pv52_flt", 2.5), ("pv53_true", True), ("pv54_false", False),
+            ("pv55_null", None), ("pv56_arr", ["x y", 3]),
+            ("pv57_obj", {"k": "v w", "n": 1, "b": True, "z": None, "a": [False]})]
+    return out
+
+
+def value_tool(name: str) -> dict[str, Any]:
+    """A probe tool declaring the probe values' keys (templates that iterate the schema render them)."""
+    kinds = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array", dict: "object"}
+    props = {k: ({"type": kinds.get(type(v), "string")} if v is not None else {"type": ["string", "null"]})
+             for k, v in value_probes()}
+    return {"type": "function", "function": {"name": name, "description": "Probe values.",
+                                             "parameters": {"type": "object", "properties": props, "required": []}}}
+
+
+# ---------------------------------------------------------------- needles
+def _needles(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int, str]]:
+    """(start, end, needle) of every needle of a call in ``text[start:end]``, in order."""
+    end = len(text) if end is None else end
+    found: list[tuple[int, int, str]] = []
+    for needle in (NM, IM, NAME_WILDCARD, N.ARG1, N.ARG2, N.VAL1, N.VAL2):
+        i = text.find(needle, start, end)
+        while i >= 0:
+            found.append((i, i + len(needle), needle))
+            i = text.find(needle, i + len(needle), end)
+    return sorted(found)
+
+
+def call_units(one: str, two: str | None, base: int) -> CallUnits | None:
+    """The section and call markers: what the two-call turn repeats around the first call's core."""
+    first = _needles(one, base)
+    if not first or not any(n in (NM, NAME_WILDCARD) for _, _, n in first):
+        return None
+    s1, e1 = first[0][0], first[-1][1]
+    left, right = one[base:s1], one[e1:]
+    k = len(first)
+    both = _needles(two, base) if two is not None else []
+    if two is None or len(both) != 2 * k:
+        return CallUnits("", left, "", right, "", base, len(one))
+    middle = two[both[k - 1][1]:both[k][0]]
+    cs = shared_suffix(left, middle, digits_alike=True)
+    ce = shared_prefix(right, middle, digits_alike=True)
+    if cs + ce > len(middle):
+        cs = max(0, len(middle) - ce)
+    return CallUnits(section_start=left[: len(left) - cs], call_start=left[len(left) - cs:],
+                     separator=middle[ce: len(middle) - cs], call_end=right[:ce], rest=right[ce:],
+                     unit_start=base + len(left) - cs, unit_end=e1 + ce)
+
+
+# ---------------------------------------------------------------- the arguments hole
+def args_region(with_args: str, zero: str, lo: int, hi: int) -> tuple[int, int] | None:
+    """Where the arguments are in ``with_args``: what differs from the call with no argument,
+    within ``[lo, hi)`` (the call's unit)."""
+    p = common_prefix_len(with_args, zero)
+    s = common_suffix_len(with_args, zero)
+    p = min(p, shared_prefix(with_args, zero))
+    s = min(s, shared_suffix(with_args, zero))
+    if p + s > len(zero):
+        s = len(zero) - p
+    start, end = p, len(with_args) - s
+    if start < lo or end > hi or start > end:
+        return None
+    return start, end
+
+
+def _key_again(text: str, key: str) -> str:
+    """``text`` with the key's second writing (a closing ``</KEY>``) made :data:`KEY_AGAIN`."""
+    i = text.find(key)
+    j = text.find(key, i + len(key)) if i >= 0 else -1
+    return text if j < 0 else text[:j] + KEY_AGAIN + text[j + len(key):]
+
+
+def learn_items(r1: str, r2: str | None, reversed2: str | None) -> Items | None:
+    """Items from the arguments hole with one argument (``r1``) and with two (``r2``)."""
+    keyed = N.ARG1 in r1
+    if keyed:
+        r1 = _key_again(r1, N.ARG1)
+        k1 = r1.find(N.ARG1)
+        v1 = r1.find(N.VAL1, k1 + len(N.ARG1))
+        if v1 < 0:
+            return None
+        lead, kv, tail = r1[:k1], r1[k1 + len(N.ARG1):v1], r1[v1 + len(N.VAL1):]
+    else:
+        v1 = r1.find(N.VAL1)
+        if v1 < 0:
+            return None
+        lead, kv, tail = r1[:v1], "", r1[v1 + len(N.VAL1):]
+    gap = None
+    if r2 is not None:
+        if keyed:
+            r2 = _key_again(_key_again(r2, N.ARG1), N.ARG2)
+            a, b = r2.find(N.VAL1), r2.find(N.ARG2)
+            ok = 0 <= a < b and r2.startswith(lead + N.ARG1 + kv + N.VAL1) and \
+                r2[b + len(N.ARG2):].startswith(kv + N.VAL2) and r2.endswith(N.VAL2 + tail)
+        else:
+            a, b = r2.find(N.VAL1), r2.find(N.VAL2)
+            ok = 0 <= a < b and r2.startswith(lead + N.VAL1) and r2.endswith(N.VAL2 + tail)
+        if ok:
+            gap = r2[a + len(N.VAL1):b]
+    if gap is None:
+        return Items(open=lead, close=tail, kv=kv, keyed=keyed)
+    pre = common_suffix_len(lead, gap)
+    post = common_prefix_len(tail, gap)
+    if pre + post > len(gap):
+        post = max(0, len(gap) - pre)
+    return Items(open=lead[: len(lead) - pre], close=tail[post:], sep=gap[post: len(gap) - pre],
+                 item_pre=lead[len(lead) - pre:], kv=kv, item_post=tail[:post], keyed=keyed)
+
+
+def split_value_frame(items: Items, r2: str | None, typed: str | None) -> tuple[Items, str, str, str, str]:
+    """(items with the frame every value shares, string pre, string post, number pre, number post):
+    a string and a number written in the same slot show which text around a value is the value's."""
+    if r2 is None or typed is None:
+        return items, "", "", "", ""
+    p = common_prefix_len(r2, typed)
+    s = common_suffix_len(r2, typed)
+    if p + s > min(len(r2), len(typed)):
+        return items, "", "", "", ""
+    stext, ntext = r2[p: len(r2) - s], typed[p: len(typed) - s]
+    i, j = stext.find(N.VAL2), ntext.find("12345")
+    if i < 0 or j < 0:
+        return items, "", "", "", ""
+    s_pre, s_post, n_pre, n_post = stext[:i], stext[i + len(N.VAL2):], ntext[:j], ntext[j + 5:]
+    kv, post = items.kv, items.item_post
+    if not kv.endswith(s_pre) or not (post + items.sep + items.close).startswith(s_post):
+        return items, "", "", "", ""
+    kv = kv[: len(kv) - len(s_pre)]
+    moved = s_post
+    if post.startswith(moved):
+        post = post[len(moved):]
+        frame = replace(items, kv=kv, item_post=post)
+    else:
+        return items, "", "", "", ""
+    if not (frame.kv.endswith("") and n_pre.startswith("") and n_post.endswith("")):
+        return items, "", "", "", ""
+    return frame, s_pre, s_post, n_pre, n_post
+
+
+# ---------------------------------------------------------------- value spellings
+def value_slots(region: str, items: Items, keys: Sequence[str]) -> dict[str, str] | None:
+    """The text of each probe value in the arguments hole of the value probe."""
+    out: dict[str, str] = {}
+    positions = []
+    at = len(items.open)
+    for key in keys:
+        found = region.find(key, at) if items.keyed else at
+        if found < 0:
+            return None
+        positions.append(found)
+        at = found + (len(key) if items.keyed else 0)
+    for n, key in enumerate(keys):
+        k = positions[n]
+        start = k + len(key) + len(items.kv) if items.keyed else k + len(items.item_pre)
+        post = items.item_post.replace(KEY_AGAIN, key)
+        if n + 1 < len(keys):
+            nxt = positions[n + 1]
+            end = nxt - len(items.item_pre) - len(items.sep) - len(post) if items.keyed else -1
+        else:
+            end = len(region) - len(items.close) - len(post)
+        if not items.keyed:
+            return None   # positional values are read by their separators (below)
+        if end < start:
+            return None
+        out[key] = region[start:end]
+    return out
+
+
+def _find_frame(text: str, body: str) -> tuple[str, str] | None:
+    i = text.find(body)
+    return (text[:i], text[i + len(body):]) if i >= 0 and body else None
+
+
+def learn_string(samples: Sequence[tuple[str, str]]) -> Slot | None:
+    """The string slot: constant text around a codec that reproduces every sample."""
+    if not samples:
+        return None
+    plain_value, plain_text = samples[0]
+    for codec in codecs.candidates():
+        frame = _find_frame(plain_text, codec.encode(plain_value))
+        if frame is None:
+            continue
+        pre, post = frame
+        if all(t == pre + codec.encode(v) + post and codec.decode(codec.encode(v)) == v for v, t in samples):
+            return Slot(pre, post, codec.spec)
+    return None
+
+
+def learn_values(slots: dict[str, str], s_pre: str, s_post: str, n_pre: str, n_post: str) -> Values | None:
+    probes = dict(value_probes())
+    strings = [(N.VAL1, s_pre + N.VAL1 + s_post)] + [(probes[k], t) for k, t in slots.items()
+                                                     if isinstance(probes.get(k), str)]
+    string = learn_string(strings)
+    if string is None:
+        return None
+    number = Slot(n_pre, n_post)
+    for key in ("pv50_int", "pv51_neg", "pv52_flt"):
+        text = slots.get(key)
+        if text is None:
+            continue
+        value = probes[key]
+        body = json.dumps(value)
+        if text != n_pre + body + n_post:
+            frame = _find_frame(text, body)
+            if frame is None:
+                return None
+            number = Slot(*frame)
+    values = Values(string=string, number=number, true=slots.get("pv53_true", "true"),
+                    false=slots.get("pv54_false", "false"), null=slots.get("pv55_null", "null"))
+    nested = _learn_nested([(probes[k], slots[k]) for k in ("pv56_arr", "pv57_obj") if k in slots], values)
+    if nested is None:
+        return None
+    serializer, pre, post, codec = nested
+    return replace(values, nested=serializer, nested_pre=pre, nested_post=post, nested_codec=codec)
+
+
+def _learn_nested(samples: Sequence[tuple[Any, str]], values: Values) -> tuple[str, str, str, str] | None:
+    """How arrays and objects are written: a serializer, constant text around it, and the string
+    codec it is escaped with (when the template writes it as a string)."""
+    if not samples:
+        return "json", "", "", ""
+    string = values.string
+    wraps = ["", string.codec] if string.codec != "raw" else [""]
+    for serializer in ("json", "json(compact)", "python", "spelled"):
+        for wrap in wraps:
+            value, text = samples[0]
+            body = nested_text(value, serializer, wrap, values)
+            frame = _find_frame(text, body)
+            if frame is None:
+                continue
+            pre, post = frame
+            if all(t == pre + nested_text(v, serializer, wrap, values) + post for v, t in samples):
+                return serializer, pre, post, wrap
+    return None
+
+
+# ---------------------------------------------------------------- the layout
+def pieces_of(unit: str, region: tuple[int, int] | None) -> tuple[Piece, ...] | None:
+    """The unit's literals and holes, in order (``region``: the arguments hole within the unit)."""
+    out: list[Piece] = []
+    lit: list[str] = []
+    named = False
+    i = 0
+
+    def flush() -> None:
+        if lit:
+            out.append(Piece("lit", "".join(lit)))
+            lit.clear()
+
+    while i < len(unit):
+        if region is not None and i == region[0]:
+            flush()
+            out.append(Piece("args"))
+            i = region[1]
+            continue
+        ch = unit[i]
+        if ch in (NM, NAME_WILDCARD):
+            flush()
+            out.append(Piece("name_again" if named or ch == NAME_WILDCARD else "name"))
+            named = named or ch == NM
+        elif ch == IM:
+            flush()
+            out.append(Piece("id"))
+        else:
+            lit.append(ch)
+        i += 1
+    if region is not None and region[0] == len(unit):
+        flush()
+        out.append(Piece("args"))
+    flush()
+    kinds = [p.kind for p in out]
+    if kinds.count("name") != 1 or kinds.count("args") != 1 or kinds.count("id") > 1:
+        return None
+    return tuple(out)
+
+
+def learn_call_layout(r: Renders, units: CallUnits, marker: str) -> CallLayout | None:
+    """The layout of one call after its start ``marker`` (the first part of ``units.call_start``),
+    or None when the renders do not fit one."""
+    if r.zero is None:
+        return None
+    one = r.one
+    lo, hi = units.unit_start + len(marker), units.unit_end
+    region = args_region(one, r.zero, lo, hi)
+    if region is None:
+        return None
+    whole = object_args(r, region, lo, hi)
+    if whole is not None:
+        (a, b), args = whole
+        pieces = pieces_of(one[lo:hi], (a - lo, b - lo))
+        return None if pieces is None else CallLayout(pieces=pieces, args=args)
+    r1 = one[region[0]:region[1]]
+    r2 = _region_text(r.two_args, r.zero, lo)
+    typed = _region_text(r.typed, r.zero, lo)
+    items = learn_items(r1, r2, _region_text(r.reversed_args, r.zero, lo))
+    if items is None:
+        return None
+    pieces = pieces_of(one[lo:hi], (region[0] - lo, region[1] - lo))
+    if pieces is None:
+        return None
+    items, s_pre, s_post, n_pre, n_post = split_value_frame(items, r2, typed)
+    vregion = _region_text(r.values, r.zero, lo)
+    slots = value_slots(vregion, items, [k for k, _ in value_probes()]) if vregion is not None else None
+    values = learn_values(slots or {}, s_pre, s_post, n_pre, n_post)
+    if values is None:
+        return None
+    items = replace(items, values=values)
+    return CallLayout(pieces=pieces, args=ArgsLayout(kind="items", items=items))
+
+
+def object_args(r: Renders, region: tuple[int, int], lo: int, hi: int
+                ) -> tuple[tuple[int, int], ArgsLayout] | None:
+    """The arguments written as one JSON or Python-literal object (in a string codec when the
+    template escapes it): the span around the differing text that decodes to the arguments, in
+    the one-argument turn and in the probe values' turn alike."""
+    one = r.one
+    want1 = {N.ARG1: N.VAL1}
+    want_v = dict(value_probes())
+    vregion = args_region(r.values, r.zero, lo, len(r.values)) if r.values is not None and r.zero else None
+    for k in range(0, 8):
+        for m in range(0, 8):
+            a, b = region[0] - k, region[1] + m
+            if a < lo or b > hi:
+                continue
+            text = one[a:b]
+            if not text or text[0] not in "{\"'&%" or text[-1] not in "}\"';":
+                continue
+            for kind, serializer, codec in _object_candidates(text, want1):
+                if vregion is not None and r.values is not None:
+                    vtext = r.values[vregion[0] - k: vregion[1] + m]
+                    if nested_text(want_v, "python" if kind == "python" else serializer, codec) != vtext:
+                        continue
+                return (a, b), ArgsLayout(kind=kind, codec=codec, serializer=serializer)
+    return None
+
+
+def _object_candidates(text: str, want: dict[str, Any]) -> list[tuple[Any, str, str]]:
+    out: list[tuple[Any, str, str]] = []
+    wraps = [""] + [c.spec for c in codecs.candidates() if c.spec != "raw"]
+    for codec in wraps:
+        for kind, serializer in (("json", "json"), ("json", "json(compact)"), ("python", "python")):
+            if nested_text(want, serializer, codec) == text:
+                out.append((kind, serializer, codec))
+    return out
+
+
+def _region_text(turn: str | None, zero: str, lo: int) -> str | None:
+    if turn is None:
+        return None
+    region = args_region(turn, zero, lo, len(turn))
+    return None if region is None else turn[region[0]:region[1]]
+
+
+def check_items(items: Items, r1: str) -> bool:
+    """The items re-encode the one-argument hole."""
+    return encode_items(items, {N.ARG1: N.VAL1}) == r1
+
+
+__all__ = ["CallUnits", "Renders", "args_region", "call_units", "check_layout", "learn_call_layout", "learn_items",
+           "value_probes", "value_tool"]
+
+
+def check_layout(layout: CallLayout, r: Renders, units: CallUnits, marker: str) -> bool:
+    """The layout re-encodes the one-call turn and the turns with two arguments and with the probe
+    values exactly (the unit after the call's start marker)."""
+    from .encode import encode_call
+
+    lo = units.unit_start + len(marker)
+    one_unit = r.one[lo:units.unit_end]
+    if encode_call(layout, NM, IM, {N.ARG1: N.VAL1}) != one_unit.replace(NAME_WILDCARD, NM):
+        return False
+    for turn, args in ((r.two_args, {N.ARG1: N.VAL1, N.ARG2: N.VAL2}), (r.values, dict(value_probes()))):
+        if turn is None:
+            continue
+        text = encode_call(layout, NM, IM, args)
+        if turn[lo:lo + len(text)].replace(NAME_WILDCARD, NM) != text:
+            return False
+    return True

@@ -1,0 +1,369 @@
+"""Streaming a call's arguments written as items (:class:`~autoparser.analysis.layout.Items`) as
+JSON argument fragments.
+
+Items are ``open`` item (``sep`` item)* ``close``, each ``item_pre KEY kv VALUE item_post`` (or
+a positional VALUE, named by the schema's properties in order). A value is read by its
+spelling (:class:`~autoparser.values.spelling.Values`): a string whose codec delimits itself (a
+quoted string) through the codec's incremental decoder; a nested JSON or Python literal through
+the JSON scanner; anything else up to what may follow it: the item's closing literal, else the
+next item (its separator, a key the tool declares and the key/value separator) or the end of the
+arguments. Strings a tool declares as strings stream as they come; other values are decoded
+whole (:func:`~autoparser.values.spelling.decode_value`), typed by the tool's schema.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import regex
+
+from .. import markers as mk
+from ..analysis.layout.model import KEY_AGAIN, Items
+from ..values.codecs import Codec, IncrementalDecoder
+from ..values.jsonscan import JsonScanner
+from ..values.pyliteral import python_to_json
+from ..values.spelling import decode_value, schema_types
+from .phases import Phases
+
+_escape = json.encoder.encode_basestring
+_MAX_KEY = 256
+_GENERIC_KEY = r"[\w.\-]{1,64}"
+
+
+def lit_source(text: str, lead_optional: bool = False, separates: bool = False) -> str:
+    """Regex source for a literal piece: its white space is tolerated as a marker's is, and the
+    white space it begins or ends with is taken when present (so that a value before or after it
+    does not keep it). A literal of white space only is any white space; ``separates``: some
+    (it ends a text that runs to it)."""
+    core = text.strip()
+    if not core:
+        return (r"\s+" if separates else r"\s*") if text else ""
+    lead = text[: len(text) - len(text.lstrip())]
+    trail = text[len(text.rstrip()):]
+    src = mk.pattern(core)
+    if lead and lead_optional:
+        src = "(?:" + regex.escape(lead) + ")?" + src
+    if trail:
+        src += "(?:" + regex.escape(trail) + ")?"
+    return src
+
+
+def _opt(src: str) -> str:
+    return src if src else ""
+
+
+class ItemsReader(Phases):
+    """The arguments of one call, written as items; emits JSON text through ``emit``."""
+
+    def __init__(self, emit: Callable[[str], None], items: Items, schema: Mapping[str, Any],
+                 end_sources: tuple[str, str]) -> None:
+        self.emit = emit
+        self.items = items
+        self.values = items.values
+        props = schema.get("properties") if isinstance(schema, Mapping) else None
+        self.props: Mapping[str, Any] = props if isinstance(props, Mapping) else {}
+        self.keys = tuple(k for k in self.props if isinstance(k, str))
+        self.end_sources = end_sources   # what may follow the arguments: while streaming, at the end
+        self.n = 0
+        self.key = ""
+        self.phase = "start"
+        self.string_codec = Codec.from_spec(self.values.string.codec)
+        self.decoder: IncrementalDecoder | None = None
+        self.scanner: JsonScanner | None = None
+        self.value_start = 0
+        self.scan = 0
+        self.streaming = False     # the current value streams as a JSON string
+        self.parts: list[str] = []
+        self.malformed = False
+        self.own_post = False       # the value's end is its own closing text (then the item's)
+        it = items
+        keyalt = "(?:" + "|".join(regex.escape(k) for k in sorted(self.keys, key=len, reverse=True)) + ")" \
+            if self.keys else _GENERIC_KEY
+        self.keyalt = keyalt
+        key_ahead = ("(?=" + keyalt + lit_source(it.kv) + ")") if it.keyed else ""
+        c = mk.compile_source
+        first = lit_source(it.open) + lit_source(it.item_pre)
+        self.p_first = c(first + key_ahead) if (first or key_ahead) else None
+        nxt = lit_source(it.sep) + lit_source(it.item_pre)
+        self.p_next = c(nxt + key_ahead) if (nxt or key_ahead) else None
+        self.p_close = c(lit_source(it.close)) if it.close.strip() else None
+        self.p_kv = c(lit_source(it.kv)) if it.kv else None
+
+    # -------------------------------------------------------------- structure
+    def _start(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        if self.p_first is None:
+            self.phase = "value_begin" if not self.items.keyed else "key"
+            return "next", pos
+        st, end = mk.match_here(self.p_first, buf, pos, final)
+        if st == "more":
+            return "more", pos
+        if st == "no":
+            self.emit("{}")
+            return "done", pos
+        self.phase = "key" if self.items.keyed else "value_begin"
+        return "next", end
+
+    def _key(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        if self.p_kv is None:
+            return "bad", pos
+        m = self.p_kv.search(buf, pos, min(len(buf), pos + _MAX_KEY + 32), partial=not final)
+        if m is None or m.partial or (not final and m.end() == len(buf)):
+            if final or len(buf) - pos > _MAX_KEY:
+                self._end()
+                return "bad", pos
+            return "more", pos
+        key = buf[pos:m.start()].strip()
+        if not key or "\n" in key:
+            self._end()
+            return "bad", pos
+        self.key = key
+        self.emit(("{" if self.n == 0 else ", ") + _escape(key) + ": ")
+        self.n += 1
+        self.phase = "value_begin"
+        return "next", m.end()
+
+    def _post(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        post = self.items.item_post
+        if post.strip():
+            pat = mk.compile_source(lit_source(post.replace(KEY_AGAIN, self.key) if self.key else post))
+            st, end = mk.match_here(pat, buf, pos, final)
+            if st == "more":
+                return "more", pos
+            if st == "match":
+                pos = end
+        self.phase = "after"
+        return "next", pos
+
+    def _after(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        if self.p_next is not None:
+            st, end = mk.match_here(self.p_next, buf, pos, final)
+            if st == "more":
+                return "more", pos
+            if st == "match" and end > pos:
+                self.phase = "key" if self.items.keyed else "value_begin"
+                return "next", end
+        if self.p_close is not None:
+            st, end = mk.match_here(self.p_close, buf, pos, final)
+            if st == "more":
+                return "more", pos
+            if st == "match":
+                pos = end
+        self._end()
+        return "done", pos
+
+    def _end(self) -> None:
+        self.emit("}" if self.n else "{}")
+
+    # -------------------------------------------------------------- values
+    def _prop(self) -> Any:
+        return self.props.get(self.key) if self.key else None
+
+    def _value_begin(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        if not self.items.keyed:
+            self.key = self.keys[self.n] if self.n < len(self.keys) else f"arg{self.n}"
+            self.emit(("{" if self.n == 0 else ", ") + _escape(self.key) + ": ")
+            self.n += 1
+        v = self.values
+        types = schema_types(self._prop())
+        text = buf[pos:pos + 64]
+        s = v.string
+        if not final and len(text) < 64 and any(len(text) < len(o) and o.startswith(text)
+                                               for o in (s.pre, v.nested_pre, v.number.pre) if o):
+            return "more", pos   # a value's opening text is still being written
+        opener = s.pre + (self.string_codec.encode("")[:1] if self.string_codec.self_delimiting else "")
+        wants_string = not types or "string" in types
+        if self.string_codec.self_delimiting and opener.strip():
+            if not final and len(text) < len(opener) and opener.startswith(text):
+                return "more", pos
+            if text.startswith(opener):
+                self.decoder = self.string_codec.decoder()
+                self.streaming = wants_string and (types == {"string"} or not types)
+                self.parts = []
+                if self.streaming:
+                    self.emit('"')
+                self.phase = "quoted"
+                return "next", pos + len(s.pre)
+        nested_open = v.nested_pre
+        if not v.nested_codec and (not types or types & {"object", "array"}):
+            head = text[len(nested_open):len(nested_open) + 1] if text.startswith(nested_open) else ""
+            if not final and len(text) <= len(nested_open) and nested_open.startswith(text):
+                return "more", pos
+            if head in ("{", "["):
+                self.scanner = JsonScanner(python=True, track_depth=0)   # JSON or Python literals alike
+                self.value_start = pos + len(nested_open)
+                self.phase = "nested"
+                return "next", self.value_start
+        self.streaming = types == {"string"} and not self.string_codec.self_delimiting
+        if self.streaming:
+            self.decoder = self.string_codec.decoder()
+            self.emit('"')
+            if s.pre and text.startswith(s.pre):
+                pos += len(s.pre)
+        self.parts = []
+        self.value_start = self.scan = pos
+        self.phase = "raw"
+        return "next", pos
+
+    def _value_end(self, final: bool) -> regex.Pattern[str]:
+        """What ends a value that does not delimit itself."""
+        end_source = self.end_sources[1 if final else 0]
+        it = self.items
+        post = it.item_post.replace(KEY_AGAIN, self.key) if self.key else it.item_post
+        s_post = self.values.string.post if self.streaming else ""
+        self.own_post = bool((s_post + post).strip())
+        if self.own_post:
+            src = "(?P<post>" + lit_source(s_post + post, lead_optional=True) + ")"
+            if it.keyed and it.item_pre.strip() and it.kv.strip():
+                # a value whose closing text was left out ends where the next item begins
+                src += r"|(?=\s*" + lit_source(it.sep) + lit_source(it.item_pre) + self.keyalt + lit_source(it.kv) + ")"
+            return mk.compile_source(src)
+        alts = []
+        nxt = lit_source(it.sep, lead_optional=True, separates=True) + lit_source(it.item_pre)
+        if it.keyed:
+            alts.append(nxt + "(?=" + self.keyalt + lit_source(it.kv) + ")")
+        elif nxt:
+            alts.append(nxt)
+        tail = lit_source(it.close, lead_optional=True) if it.close.strip() else ""
+        if tail or end_source:
+            alts.append(tail + (r"(?=" + end_source + ")" if end_source else ""))
+        return mk.compile_source("|".join(a for a in alts if a) or r"\Z")
+
+    def _raw(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        pat = self._value_end(final)
+        m = pat.search(buf, self.scan, partial=not final)
+        if m is None:
+            stop = len(buf)
+            if not final:
+                self._take(buf[pos:stop], final=False)
+                self.scan = stop
+                return "more", stop
+            self._take(buf[pos:stop], final=True)
+            self._finish_value()
+            self.phase = "after"
+            return "next", stop
+        if m.partial:
+            self._take(buf[pos:m.start()], final=False)
+            self.scan = m.start()
+            return "more", m.start()
+        self._take(buf[pos:m.start()], final=True)
+        self._finish_value()
+        if self.own_post:
+            self.phase = "after"   # the value's closing text and the item's were the delimiter (or the
+            return "next", m.end() if m.lastgroup == "post" else m.start()   # next item, without it)
+        self.phase = "post"
+        return "next", m.start()
+
+    def _take(self, text: str, final: bool) -> None:
+        if self.streaming and self.decoder is not None:
+            out, _ = self.decoder.feed(text, final)
+            if out:
+                self.emit(_escape(out)[1:-1])
+        else:
+            self.parts.append(text)
+
+    def _finish_value(self) -> None:
+        if self.streaming:
+            self.emit('"')
+            self.streaming = False
+            return
+        raw = "".join(self.parts)
+        value = decode_value(raw, self.values, self._prop())
+        self.emit(json.dumps(value, ensure_ascii=False))
+
+    def _quoted(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        dec = self.decoder
+        assert dec is not None
+        out, end = dec.feed(buf[pos:], final)
+        if self.streaming:
+            if out:
+                self.emit(_escape(out)[1:-1])
+        else:
+            self.parts.append(out)
+        if end is None:
+            if final:
+                self._close_quoted()
+                self.phase = "after"
+                return "next", len(buf)
+            return "more", len(buf)
+        self._close_quoted()
+        pos += end
+        s_post = self.values.string.post
+        if s_post and buf.startswith(s_post, pos):
+            pos += len(s_post)
+        self.phase = "post"
+        return "next", pos
+
+    def _close_quoted(self) -> None:
+        if self.streaming:
+            self.emit('"')
+            self.streaming = False
+        else:
+            text = "".join(self.parts)
+            value: Any = text
+            types = schema_types(self._prop())
+            if types and "string" not in types:
+                try:
+                    value = json.loads(text)
+                except ValueError:
+                    value = text
+            self.emit(json.dumps(value, ensure_ascii=False))
+
+    def _nested(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        sc = self.scanner
+        assert sc is not None
+        end = sc.feed(buf[self.value_start + len(sc.text):])
+        if sc.failed:
+            # no JSON or Python literal after all (``{1, 2, 3}``): the value's text, read as written
+            self.scanner = None
+            self.parts = []
+            self.scan = self.value_start
+            self.phase = "raw"
+            return "next", self.value_start
+        if end is None and final:
+            raw = sc.text[:sc.commit] + (sc.closing() if not sc.failed else "")
+            self._emit_nested(raw or "null")
+            self.scanner = None
+            self.phase = "after"
+            return "next", self.value_start + (sc.commit if sc.failed else len(sc.text))
+        if end is None:
+            return "more", len(buf)
+        self._emit_nested(sc.text[:end])
+        self.scanner = None
+        pos = self.value_start + end
+        post = self.values.nested_post
+        if post and buf.startswith(post, pos):
+            pos += len(post)
+        self.phase = "post"
+        return "next", pos
+
+    def _emit_nested(self, raw: str) -> None:
+        for cand in (raw, python_to_json(raw)):
+            try:
+                self.emit(json.dumps(json.loads(cand, strict=False), ensure_ascii=False))
+                return
+            except ValueError:
+                continue
+        self.emit(_escape(raw))
+
+    # -------------------------------------------------------------- truncation
+    def truncate(self, buf: str) -> None:
+        """The output ended inside the arguments: close what is open."""
+        if self.phase == "raw":
+            self._take(buf[self.scan:], final=True) if self.streaming else self.parts.append(buf[self.scan:])
+            self._finish_value()
+        elif self.phase == "quoted":
+            self._close_quoted()
+        elif self.phase == "nested" and self.scanner is not None:
+            sc = self.scanner
+            self._emit_nested((sc.text[:sc.commit] + sc.closing()) or "null")
+        elif self.phase == "value_begin" and self.n:
+            self.emit("null")
+        if self.phase == "start":
+            self.emit("{}")
+            return
+        self._end()
+
+
+__all__ = ["ItemsReader", "lit_source"]

@@ -1,0 +1,403 @@
+"""Reading one tool call by its learned layout (:class:`~autoparser.analysis.layout.CallLayout`).
+
+:class:`LayoutCallReader` walks the layout's pieces: a literal is matched (white space in and
+around it is tolerated as markers are), the name and the id run to the literal that follows
+them, the arguments are read by :class:`~.items.ItemsReader` (items: key/value pairs or
+positional values, each value spelled as the layout's :class:`~autoparser.values.spelling.Values`
+say) or as a JSON / Python-literal object. Each character is read once; what is held back is a
+possible literal at the end of the text.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING
+
+import regex
+
+from .. import markers as mk
+from ..markers import definition as dm
+from ..analysis.layout.model import CallLayout
+from .calls import CallReader, _ArgsStream, args_text
+from .items import ItemsReader, lit_source
+from .phases import Phases
+from ..values.codecs import Codec, IncrementalDecoder
+from ..values.jsonscan import JsonScanner
+
+if TYPE_CHECKING:
+    from ..analysis.model import ToolFormat
+    from .sink import CallSink as Engine
+
+_NAME = regex.compile(r"[^\s<>\[\]{}\"'|,:=()`]{1,256}")
+_MAX_HOLE = 256
+
+
+@functools.lru_cache(maxsize=256)
+def _piece_patterns(layout: CallLayout) -> tuple[regex.Pattern[str] | None, ...]:
+    """The compiled pattern of each literal piece (None for holes and empty literals)."""
+    out: list[regex.Pattern[str] | None] = []
+    for p in layout.pieces:
+        src = lit_source(p.text, separates=True) if p.kind == "lit" else ""
+        out.append(mk.compile_source(src) if src else None)
+    return tuple(out)
+
+
+class LayoutCallReader(Phases, CallReader):
+    """One call after its start marker, piece by piece."""
+
+    def __init__(self, engine: Engine, fmt: ToolFormat) -> None:
+        assert fmt.layout is not None, "a layout reader needs a layout"
+        self.engine = engine
+        self.fmt = fmt
+        self.layout: CallLayout = fmt.layout
+        self.pats = _piece_patterns(self.layout)
+        self.origin = engine.pos
+        self.i = 0
+        self.phase = "piece"
+        self.name = ""
+        self.call_id = ""
+        self.index: int | None = None
+        self.implied = False
+        self.broke = False
+        self._held: list[str] = []
+        self.items: ItemsReader | None = None
+        self.scanner: JsonScanner | None = None
+        self.args: _ArgsStream | None = None
+        self.args_start = 0
+        self.args_done = False
+        self.header_start = engine.pos
+        at = next(i for i, p in enumerate(self.layout.pieces) if p.kind == "name")
+        self._after_name = self.layout.pieces[at + 1] if at + 1 < len(self.layout.pieces) else None
+        self.decoder: IncrementalDecoder | None = None   # arguments inside a string codec
+        self.coded: list[str] = []
+        self.scan = 0
+
+    # -------------------------------------------------------------- helpers
+    def _emit(self, fragment: str) -> None:
+        if self.index is None:
+            self._held.append(fragment)
+        else:
+            self.engine.call_args(self.index, fragment)
+
+    def _announce(self) -> None:
+        if self.index is not None:
+            return
+        self.index = self.engine.call_header(self.name, self.call_id)
+        for fragment in self._held:
+            self.engine.call_args(self.index, fragment)
+        self._held = []
+
+    def _id_later(self) -> bool:
+        """The id comes after the current piece."""
+        return any(p.kind == "id" for p in self.layout.pieces[self.i + 1:]) and not self.call_id
+
+    def _next_lit(self) -> regex.Pattern[str] | None:
+        j = self.i + 1
+        return self.pats[j] if j < len(self.pats) else None
+
+    # -------------------------------------------------------------- phases
+    def _piece(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        if self.i >= len(self.layout.pieces):
+            self._announce()
+            return "done", pos
+        kind = self.layout.pieces[self.i].kind
+        return getattr(self, "_p_" + kind)(buf, pos, final)  # type: ignore[no-any-return]
+
+    def _advance(self, pos: int) -> tuple[str, int]:
+        self.i += 1
+        return "next", pos
+
+    def _p_lit(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        if self.i == 0:
+            self.header_start = _skip_ws(buf, pos)
+        status, end = self._lit(buf, pos, final)
+        if status == "next" and self.fmt.id_from_header and not self.call_id and self.name and \
+                self.layout.pieces[self.i - 1] is self._after_name:
+            header = buf[self.header_start:end]
+            self.call_id = header[:dm.next_open(header, 1)].strip()   # the id is the header: functions.NAME:0
+        return status, end
+
+    def _lit(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        pat = self.pats[self.i]
+        if not self.layout.pieces[self.i].text.strip():
+            i = pos   # white space only: any white space, or none
+            while i < len(buf) and buf[i] in " \t\r\n":
+                i += 1
+            if i == len(buf) and not final:
+                return "more", pos
+            return self._advance(i)
+        st, end = mk.match_here(pat, buf, pos, final)
+        if st == "more":
+            return "more", pos
+        if st == "match":
+            return self._advance(end)
+        if final and pat is not None and _cut(pat, buf, pos):
+            return self._advance(len(buf))   # the output stopped inside this literal
+        if self.args_done:
+            return self._advance(pos)        # a literal after the arguments left out: the call still ends
+        return "bad", pos
+
+    def _hole_text(self, buf: str, pos: int, final: bool) -> tuple[str, int, int] | None | str:
+        """(text, where it ends, the piece reading goes on with) of a name or id hole; "more" to wait.
+
+        The hole runs to the literal after it, or, when the model left that literal out, to a
+        later one (past an id it did not write) or to where the arguments begin."""
+        ends = _hole_ends(self.layout, self.i)
+        i = pos
+        while i < len(buf) and buf[i] in " \t":
+            i += 1
+        if ends is None:
+            # a hole follows, or white space, or header fields: the hole is one word
+            m = _NAME.match(buf, i)
+            if m is None:
+                return None if i < len(buf) or final else "more"
+            if m.end() == len(buf) and not final:
+                return "more"
+            return m.group(), m.end(), self.i + 1
+        pat, targets = ends
+        m = pat.search(buf, i, min(len(buf), i + _MAX_HOLE + 64), partial=not final)
+        if m is None or m.partial:
+            if final or len(buf) - i > _MAX_HOLE:
+                return None
+            return "more"
+        if not final and m.end() == len(buf):
+            return "more"   # a longer literal may still match here
+        return buf[i:m.start()], m.start(), targets[m.lastgroup or ""]
+
+    def _p_name(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        got = self._hole_text(buf, pos, final)
+        if got == "more":
+            return "more", pos
+        if got is None or isinstance(got, str):
+            return "bad", pos
+        text, end, then = got
+        name = text.strip()
+        if not name or "\n" in name or len(name) > _MAX_HOLE:
+            return "bad", pos
+        self.name = name
+        self.i = then
+        return "next", end
+
+    def _p_name_again(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        got = self._hole_text(buf, pos, final)
+        if got == "more":
+            return "more", pos
+        if got is None or isinstance(got, str):
+            return self._advance(pos)
+        self.i = got[2]
+        return "next", got[1]
+
+    def _p_id(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        got = self._hole_text(buf, pos, final)
+        if got == "more":
+            return "more", pos
+        if got is None or isinstance(got, str):
+            return self._advance(pos)   # no id where one was expected: the call has none
+        self.call_id = got[0].strip()
+        self.i = got[2]
+        return "next", got[1]
+
+    def _p_args(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        if not self._id_later():
+            self._announce()
+        args = self.layout.args
+        if args.kind == "items" and args.items is not None:
+            if self.items is None:
+                ends = (self._args_end_source(False), self._args_end_source(True))
+                self.items = ItemsReader(self._emit, args.items, self.engine.schema(self.name), ends)
+            status, pos = self.items.step(buf, pos, final)
+            if status == "more":
+                return "more", pos
+            self.args_done = True
+            if status == "bad":
+                self.broke = True
+            return self._advance(pos)
+        if args.codec:
+            return self._coded_args(buf, pos, final)
+        return self._json_args(buf, pos, final)
+
+    def _coded_args(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        """A JSON (or Python-literal) object written inside a string codec: decoded, then read."""
+        codec = Codec.from_spec(self.layout.args.codec)
+        if self.decoder is None:
+            i = pos
+            while i < len(buf) and buf[i] in " \t\r\n":
+                i += 1
+            if i == len(buf) and not final:
+                return "more", pos
+            self.decoder, self.args_start, self.coded = codec.decoder(), i, []
+            self.scan = i
+        dec = self.decoder
+        if codec.self_delimiting:
+            out, end = dec.feed(buf[self.scan:], final)
+            self.coded.append(out)
+            self.scan = len(buf) if end is None else self.scan + end
+            if end is None and not final:
+                return "more", len(buf)
+            stop = self.scan
+        else:
+            pat = mk.compile_source(self._args_end_source(final) or r"\Z")
+            m = pat.search(buf, self.scan, partial=not final)
+            stop = len(buf) if m is None else m.start()
+            out, _ = dec.feed(buf[self.scan:stop], final or (m is not None and not m.partial))
+            self.coded.append(out)
+            self.scan = stop
+            if m is None or m.partial:
+                if not final:
+                    return "more", stop
+        text = "".join(self.coded)
+        self._emit(args_text(text, self.layout.args.kind == "python") if text.strip() else "{}")
+        self.args_done = True
+        return self._advance(stop)
+
+    def _json_args(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        if self.scanner is None:
+            i = pos
+            while i < len(buf) and buf[i] in " \t\r\n":
+                i += 1
+            if i == len(buf):
+                if final:
+                    self._emit("{}")
+                    self.args_done = True
+                    return self._advance(pos)
+                return "more", pos
+            if buf[i] not in "{[":
+                self._emit("{}")
+                self.args_done = True
+                return self._advance(pos)
+            self.scanner = JsonScanner(python=self.layout.args.kind == "python", track_depth=0)
+            self.args_start = i
+            self.args = _ArgsStream(self.engine, self.index, self._emit)
+        sc, stream = self.scanner, self.args
+        assert stream is not None
+        end = sc.feed(buf[self.args_start + len(sc.text):])
+        if sc.failed:
+            self.truncate()
+            self.engine.warn("tool call broke off; its arguments were closed and the rest kept as content")
+            self.broke = True
+            return "done", self.args_start + sc.commit
+        if end is None:
+            if not sc.python:
+                stream.push(sc, 0, None)
+            return "more", len(buf)
+        if sc.python:
+            self._emit(args_text(sc.text[:end], True))
+        else:
+            stream.push(sc, 0, end)
+        self.args_done = True
+        return self._advance(self.args_start + end)
+
+    def _args_end_source(self, final: bool) -> str:
+        """What may follow the arguments: the next literal piece, else the call's end, the next
+        call, the section's end or an end-of-turn marker (``final``: the output is complete, so
+        its end may follow too)."""
+        rest = [p for p in self.layout.pieces[self.i + 1:] if p.kind == "lit" and p.text.strip()]
+        if rest:
+            last = rest[0] is self.layout.pieces[-1]
+            # the call's last literal ends a raw value only where what may follow a call follows it
+            follow = self._follow_source(final)
+            return lit_source(rest[0].text, lead_optional=True) + ("(?=" + follow + ")" if last and follow else "")
+        f = self.fmt
+        alts = [mk.pattern(m) for m in (f.call_end, f.section_end, *self.engine.plan.stops) if m.strip()]
+        if f.call_start.strip():
+            alts.append(mk.pattern(f.separator) + r"\s*" + mk.pattern(f.call_start) if f.separator.strip()
+                        else mk.pattern(f.call_start))
+        elif f.separator.strip():
+            alts.append(mk.pattern(f.separator))
+        alts = [a for a in dict.fromkeys(alts) if a]
+        return r"\s*(?:" + "|".join(alts) + ")" if alts else ""
+
+    def _follow_source(self, final: bool) -> str:
+        """What may follow a call: the section's end, an end-of-turn marker, the next call and, when
+        the output is complete, its end."""
+        f = self.fmt
+        alts = ([r"\s*\Z"] if final else []) + \
+            [r"\s*" + mk.pattern(m) for m in (f.section_end, *self.engine.plan.stops) if m.strip()]
+        tp = self.engine.plan.tools
+        start = mk.pattern(f.call_start) if f.call_start.strip() else (tp.opener.pattern if tp is not None else "")
+        if start:
+            sep = mk.pattern(f.separator) if f.separator.strip() else ""
+            alts.append(r"\s*" + sep + r"\s*" + start)
+        return "|".join(dict.fromkeys(alts))
+
+    # -------------------------------------------------------------- the end
+    def truncate(self) -> None:
+        if self.index is None:
+            if not self.name:
+                return
+            self._announce()
+        assert self.index is not None
+        if self.items is not None and not self.args_done:
+            self.items.truncate(self.engine.buf)
+        elif self.scanner is not None and self.args is not None and not self.args_done:
+            sc = self.scanner
+            if sc.python:
+                raw = sc.text[:sc.commit] + sc.closing()
+                self._emit(args_text(raw, True) if raw.strip() else "{}")
+            else:
+                self.args.push(sc, 0, None)
+                self._emit(sc.closing())
+        elif not self.engine.has_args(self.index):
+            self._emit("{}")
+        if not self.args_done:
+            self._mark_truncated()
+
+
+@functools.lru_cache(maxsize=512)
+def _hole_ends(layout: CallLayout, i: int) -> tuple[regex.Pattern[str], dict[str, int]] | None:
+    """What ends hole ``i``: the literal after it, a later literal past an id hole (a model that
+    leaves out ``[CALL_ID]ID``), or the start of the arguments (one that leaves out every literal
+    up to them); the piece each alternative goes on with. None when the hole is one word (a hole,
+    white space or header fields follow it)."""
+    pieces = layout.pieces
+    j = i + 1
+    if j >= len(pieces) or pieces[j].kind != "lit" or not pieces[j].text.strip() or \
+            pieces[j].text.startswith(mk.HEADER):
+        return None
+    alts: list[str] = []
+    targets: dict[str, int] = {}
+    k = j
+    while k < len(pieces):
+        p = pieces[k]
+        if p.kind == "lit" and p.text.strip():
+            group = f"e{k}"
+            alts.append(f"(?P<{group}>{lit_source(p.text)})")
+            targets[group] = k
+        elif p.kind == "args":
+            start = _args_start(layout)
+            if start:
+                alts.append(f"(?P<e{k}>(?={start}))")
+                targets[f"e{k}"] = k
+            break
+        elif p.kind != "id" and k > j:
+            break
+        k += 1
+    return mk.compile_source("|".join(alts)), targets
+
+
+def _args_start(layout: CallLayout) -> str:
+    """How the arguments begin (a JSON object's brace, the first item's literal), "" when unknown."""
+    a = layout.args
+    if a.kind != "items" or a.items is None:
+        return r"[{\[]" if not a.codec else ""
+    head = (a.items.open + a.items.item_pre).strip()
+    return mk.pattern(head) if head else ""
+
+
+def _skip_ws(buf: str, i: int) -> int:
+    while i < len(buf) and buf[i] in " \t\r\n":
+        i += 1
+    return i
+
+
+def _cut(pat: regex.Pattern[str], buf: str, pos: int) -> bool:
+    i = pos
+    while i < len(buf) and buf[i] in " \t\r\n":
+        i += 1
+    if i == len(buf):
+        return False
+    m = pat.match(buf, i, partial=True)
+    return m is not None and m.partial
+
+
+__all__ = ["LayoutCallReader"]
