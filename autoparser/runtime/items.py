@@ -172,7 +172,7 @@ class ItemsReader(Phases):
         if not final and len(text) < 64 and any(len(text) < len(o) and o.startswith(text)
                                                for o in (s.pre, v.nested_pre, v.number.pre) if o):
             return "more", pos   # a value's opening text is still being written
-        opener = s.pre + (self.string_codec.encode("")[:1] if self.string_codec.self_delimiting else "")
+        opener = s.pre + (self.string_codec.opener if self.string_codec.self_delimiting else "")
         wants_string = not types or "string" in types
         if self.string_codec.self_delimiting and opener.strip():
             if not final and len(text) < len(opener) and opener.startswith(text):
@@ -186,7 +186,7 @@ class ItemsReader(Phases):
                 self.phase = "quoted"
                 return "next", pos + len(s.pre)
         nested_open = v.nested_pre
-        if not v.nested_codec and (not types or types & {"object", "array"}):
+        if not v.nested_codec and v.nested != "own" and (not types or types & {"object", "array"}):
             head = text[len(nested_open):len(nested_open) + 1] if text.startswith(nested_open) else ""
             if not final and len(text) <= len(nested_open) and nested_open.startswith(text):
                 return "more", pos

@@ -70,6 +70,8 @@ class LayoutCallReader(Phases, CallReader):
         self._after_name = self.layout.pieces[at + 1] if at + 1 < len(self.layout.pieces) else None
         self.decoder: IncrementalDecoder | None = None   # arguments inside a string codec
         self.coded: list[str] = []
+        self.inner = ""            # wrapped items: the decoded text read so far, and where the items reader is
+        self.inner_pos = 0
         self.scan = 0
 
     # -------------------------------------------------------------- helpers
@@ -201,6 +203,8 @@ class LayoutCallReader(Phases, CallReader):
         if not self._id_later():
             self._announce()
         args = self.layout.args
+        if args.kind == "items" and args.items is not None and args.codec:
+            return self._wrapped_items(buf, pos, final)
         if args.kind == "items" and args.items is not None:
             if self.items is None:
                 ends = (self._args_end_source(False), self._args_end_source(True))
@@ -215,6 +219,36 @@ class LayoutCallReader(Phases, CallReader):
         if args.codec:
             return self._coded_args(buf, pos, final)
         return self._json_args(buf, pos, final)
+
+    def _wrapped_items(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        """Items written inside a string codec (``"input": "a=1&b=\\"x\\""``): the text is decoded
+        as it comes and the items are read from the decoded text."""
+        args = self.layout.args
+        assert args.items is not None
+        codec = Codec.from_spec(args.codec)
+        if self.decoder is None:
+            self.decoder, self.scan, self.inner, self.inner_pos = codec.decoder(), pos, "", 0
+            self.items = ItemsReader(self._emit, args.items, self.engine.schema(self.name), (r"(?!)", r"\s*\Z"))
+        assert self.items is not None
+        if codec.self_delimiting:
+            out, end = self.decoder.feed(buf[self.scan:], final)
+            stop = len(buf) if end is None else self.scan + end
+        else:
+            pat = mk.compile_source(self._args_end_source(final) or r"\Z")
+            m = pat.search(buf, self.scan, partial=not final)
+            end = None if m is None or m.partial else m.start()
+            stop = len(buf) if m is None else m.start()
+            out, _ = self.decoder.feed(buf[self.scan:stop], final or end is not None)
+        self.inner += out
+        self.scan = stop
+        done = end is not None or final
+        status, self.inner_pos = self.items.step(self.inner, self.inner_pos, done)
+        if not done:
+            return "more", stop
+        if status == "more":
+            self.items.truncate(self.inner)
+        self.args_done = True
+        return self._advance(stop)
 
     def _coded_args(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
         """A JSON (or Python-literal) object written inside a string codec: decoded, then read."""

@@ -1,10 +1,13 @@
 """How a template spells argument values: per JSON type, text around the value and a codec.
 
-:class:`Values` is learned from renders of probe values (``analysis.layout``); here are its
-two directions: :func:`encode_value` writes a value as the template would, and
-:func:`decode_value` reads a value's whole text back, typed by the argument's JSON schema when
-the spelling alone cannot tell (a template that writes strings raw writes ``7`` for the string
-"7" and for the number 7). Strings stream through the codec's incremental decoder instead.
+:class:`Values` is learned from renders of probe values (``analysis.layout``); :class:`Items`
+is a sequence of key/value pairs or positional values (a call's arguments, or an array or
+object written in the encoding's own syntax: ``{k = "v"}``, ``(:k "v")``, ``<k>v</k>``). Here
+are both directions: :func:`encode_value` writes a value as the template would, and
+:func:`decode_value` reads a value's whole text back (:mod:`.nested` reads own-syntax arrays
+and objects), typed by the argument's JSON schema when the spelling alone cannot tell (a
+template that writes strings raw writes ``7`` for the string "7" and for the number 7).
+Strings stream through the codec's incremental decoder instead.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ import regex
 from .codecs import Codec
 from .pyliteral import python_to_json
 
+KEY_AGAIN = "\x04"   # in an item's literal: the key written a second time (``<KEY>v</KEY>``)
+
 
 @dataclass(frozen=True)
 class Slot:
@@ -30,13 +35,33 @@ class Slot:
 
 
 @dataclass(frozen=True)
+class Items:
+    """A sequence of items: ``open`` item (``sep`` item)* ``close``, each item ``item_pre`` KEY
+    ``kv`` VALUE ``item_post`` (``keyed`` False: positional values, no key). ``open``/``close``
+    are written only when there is an item. ``item_post`` may hold :data:`KEY_AGAIN`. ``values``
+    is how the values are written (a nested container's is its parent's, and None)."""
+
+    open: str = ""
+    close: str = ""
+    sep: str = ""
+    item_pre: str = ""
+    kv: str = ""
+    item_post: str = ""
+    keyed: bool = True
+    key: Slot = field(default_factory=Slot)
+    values: Values | None = None
+
+
+@dataclass(frozen=True)
 class Values:
     """How argument values of each JSON type are written, after the key/value separator.
 
     ``string`` and ``number`` are slots; ``true``, ``false`` and ``null`` the whole texts the
     template writes for them; ``nested`` how arrays and objects are written: a serializer
-    (``"json"``, ``"json(compact)"``, ``"python"``) with ``nested_pre``/``nested_post`` around
-    it, escaped with the string codec ``nested_codec`` when the template writes it as a string.
+    (``"json"``, ``"json(compact)"``, ``"python"``, ``"spelled"``: JSON's brackets with leaves
+    spelled as here) with ``nested_pre``/``nested_post`` around it, escaped with the string codec
+    ``nested_codec`` when the template writes it as a string; or ``"own"``: the containers
+    ``array`` and ``object`` (:class:`Items` whose values are spelled as here).
     """
 
     string: Slot = field(default_factory=Slot)
@@ -48,22 +73,27 @@ class Values:
     nested_pre: str = ""
     nested_post: str = ""
     nested_codec: str = ""
+    array: Items | None = None
+    object: Items | None = None
 
 
 NUMBER = regex.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+MAX_DEPTH = 32
 
 
 def nested_text(value: Any, serializer: str, wrap: str = "", values: Values | None = None) -> str:
     """An array or object as the serializer writes it, escaped with the string codec ``wrap``:
-    ``json`` / ``json(compact)`` (JSON's separators), ``python`` (``str()`` of the value), or
-    ``spelled``: JSON's brackets and separators with each leaf spelled as ``values`` say
-    (``{"a": True, "b": None}``)."""
+    ``json`` / ``json(compact)`` (JSON's separators), ``python`` (``str()`` of the value),
+    ``spelled`` (JSON's brackets and separators with each leaf spelled as ``values`` say:
+    ``{"a": True, "b": None}``) or ``own`` (``values``' containers)."""
     if serializer == "json(compact)":
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     elif serializer == "python":
         text = str(value)
     elif serializer == "spelled" and values is not None:
         text = _spelled(value, values)
+    elif serializer == "own" and values is not None:
+        text = _own(value, values, 0)
     else:
         text = json.dumps(value, ensure_ascii=False)
     return Codec.from_spec(wrap).encode(text) if wrap else text
@@ -78,6 +108,26 @@ def _spelled(value: Any, values: Values) -> str:
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)
     return encode_value(values, value)
+
+
+def _own(value: Any, values: Values, depth: int) -> str:
+    items = values.object if isinstance(value, dict) else values.array
+    if items is None or depth > MAX_DEPTH:
+        return json.dumps(value, ensure_ascii=False)
+    pairs = value.items() if isinstance(value, dict) else ((None, v) for v in value)
+    return encode_items(items, pairs, values, depth + 1)
+
+
+def encode_items(items: Items, pairs: Any, values: Values | None = None, depth: int = 0) -> str:
+    """Items for ``pairs`` ((key, value), keys ignored when positional); "" when there is none."""
+    spell = items.values or values or Values()
+    parts = []
+    for key, value in pairs:
+        head = items.item_pre + (str(key) + items.kv if items.keyed else "")
+        body = _own(value, spell, depth) if spell.nested == "own" and isinstance(value, (dict, list)) \
+            else encode_value(spell, value)
+        parts.append(head + body + items.item_post.replace(KEY_AGAIN, str(key)))
+    return items.open + items.sep.join(parts) + items.close if parts else ""
 
 
 def encode_value(values: Values, value: Any) -> str:
@@ -96,18 +146,12 @@ def encode_value(values: Values, value: Any) -> str:
     return values.nested_pre + nested_text(value, values.nested, values.nested_codec, values) + values.nested_post
 
 
-def schema_types(prop: Any) -> frozenset[str]:
-    """The JSON types an argument's schema allows (empty: any)."""
-    return _types(prop, 0)
-
-
-_JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object"}
-
-
+# ---------------------------------------------------------------- types from the schema
 # type names schemas in the wild use for the JSON types
 _ALIASES = {"float": "number", "double": "number", "decimal": "number", "int": "integer", "bool": "boolean",
             "str": "string", "text": "string", "dict": "object", "list": "array", "none": "null"}
 _KNOWN = frozenset(("string", "number", "integer", "boolean", "object", "array", "null"))
+_JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object"}
 
 
 def _names(names: Any) -> frozenset[str]:
@@ -115,6 +159,11 @@ def _names(names: Any) -> frozenset[str]:
     listed = [names] if isinstance(names, str) else [n for n in names if isinstance(n, str)]
     out = frozenset(_ALIASES.get(n.lower(), n.lower()) for n in listed)
     return out if out <= _KNOWN else frozenset()
+
+
+def schema_types(prop: Any) -> frozenset[str]:
+    """The JSON types an argument's schema allows (empty: any)."""
+    return _types(prop, 0)
 
 
 def _types(prop: Any, depth: int) -> frozenset[str]:
@@ -135,7 +184,8 @@ def _types(prop: Any, depth: int) -> frozenset[str]:
     return frozenset()
 
 
-def _allowed(value: Any, types: frozenset[str]) -> bool:
+def allowed(value: Any, types: frozenset[str]) -> bool:
+    """``value`` is of one of ``types`` (any, when empty)."""
     if not types:
         return True
     if value is None:
@@ -149,16 +199,29 @@ def string_only(prop: Any) -> bool:
     return schema_types(prop) == frozenset(("string",))
 
 
-def _strip_slot(text: str, pre: str, post: str) -> str | None:
+# ---------------------------------------------------------------- decoding a whole value
+def strip_slot(text: str, pre: str, post: str) -> str | None:
     if text.startswith(pre) and text.endswith(post) and len(text) >= len(pre) + len(post):
         return text[len(pre): len(text) - len(post)]
     return None
 
 
+class _No:
+    pass
+
+
+NO: Any = _No()
+
+
 def _nested(text: str, values: Values) -> Any:
-    body = _strip_slot(text, values.nested_pre, values.nested_post)
+    body = strip_slot(text, values.nested_pre, values.nested_post)
     if body is None:
-        return _NO
+        return NO
+    if values.nested == "own":
+        from .nested import parse_own
+
+        got = parse_own(body, values)
+        return NO if got is None else got
     if values.nested_codec:
         body = Codec.from_spec(values.nested_codec).decode(body)
     for cand in (body, python_to_json(body)):
@@ -168,14 +231,7 @@ def _nested(text: str, values: Values) -> Any:
             continue
         if isinstance(value, (dict, list)):
             return value
-    return _NO
-
-
-class _No:
-    pass
-
-
-_NO: Any = _No()
+    return NO
 
 
 def decode_value(text: str, values: Values, prop: Any = None) -> Any:
@@ -183,20 +239,20 @@ def decode_value(text: str, values: Values, prop: Any = None) -> Any:
     the spelling the text fits, the schema's types first. Text that fits no spelling is a string."""
     types = schema_types(prop)
     stripped = text.strip()
-    string = _decode_string(text, values)
-    if types == {"string"} and string is not _NO:
+    string = decode_string(text, values)
+    if types == {"string"} and string is not NO:
         return string
     if types & {"boolean", "null"} or not types:
         for spelled, value in ((values.true, True), (values.false, False), (values.null, None)):
-            if spelled.strip() and stripped == spelled.strip() and _allowed(value, types):
+            if spelled.strip() and stripped == spelled.strip() and allowed(value, types):
                 return value
     if types & {"integer", "number"} or not types:
-        body = _strip_slot(stripped, values.number.pre.strip(), values.number.post.strip())
+        body = strip_slot(stripped, values.number.pre.strip(), values.number.post.strip())
         if body is not None and NUMBER.fullmatch(body):
             return json.loads(body)
     if types & {"object", "array"} or not types:
         value = _nested(stripped, values)
-        if value is not _NO:
+        if value is not NO:
             return value
     if types != {"string"}:
         # a JSON or Python literal in another spelling (``true`` where the template writes ``True``)
@@ -205,17 +261,19 @@ def decode_value(text: str, values: Values, prop: Any = None) -> Any:
                 value = json.loads(cand)
             except ValueError:
                 continue
-            if not isinstance(value, str) and _allowed(value, types):
+            if not isinstance(value, str) and allowed(value, types):
                 return value
-    return string if string is not _NO else text
+    return string if string is not NO else text
 
 
-def _decode_string(text: str, values: Values) -> Any:
+def decode_string(text: str, values: Values) -> Any:
+    """The string a text spells (its slot and codec), or :data:`NO`."""
     s = values.string
-    body = _strip_slot(text, s.pre, s.post)
+    body = strip_slot(text, s.pre, s.post)
     if body is None:
-        return _NO
+        return NO
     return Codec.from_spec(s.codec).decode(body)
 
 
-__all__ = ["NUMBER", "Slot", "Values", "decode_value", "encode_value", "nested_text", "schema_types", "string_only"]
+__all__ = ["KEY_AGAIN", "NO", "NUMBER", "Items", "Slot", "Values", "allowed", "decode_string", "decode_value",
+           "encode_items", "encode_value", "nested_text", "schema_types", "string_only", "strip_slot"]

@@ -6,19 +6,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...values.spelling import encode_value, nested_text
-from .model import KEY_AGAIN, CallLayout, Items
+from ...values.codecs import Codec
+from ...values.spelling import encode_items as _encode_items
+from ...values.spelling import nested_text
+from .model import CallLayout, Items
 
 
 def encode_items(items: Items, args: Mapping[str, Any]) -> str:
     """The arguments hole for ``args`` (positional items: the values in the given order)."""
-    if not args:
-        return ""
-    parts = []
-    for key, value in args.items():
-        head = items.item_pre + (key + items.kv if items.keyed else "")
-        parts.append(head + encode_value(items.values, value) + items.item_post.replace(KEY_AGAIN, key))
-    return items.open + items.sep.join(parts) + items.close
+    return _encode_items(items, args.items())
+
+
+def encode_args(layout: CallLayout, args: Mapping[str, Any]) -> str:
+    """The arguments hole as the layout writes it."""
+    a = layout.args
+    if a.kind == "items" and a.items is not None:
+        text = encode_items(a.items, args)
+        return Codec.from_spec(a.codec).encode(text) if a.codec else text
+    return nested_text(dict(args), "python" if a.kind == "python" else a.serializer, a.codec)
 
 
 def encode_call(layout: CallLayout, name: str, call_id: str, args: Mapping[str, Any]) -> str:
@@ -31,12 +36,9 @@ def encode_call(layout: CallLayout, name: str, call_id: str, args: Mapping[str, 
             out.append(name)
         elif p.kind == "id":
             out.append(call_id)
-        elif layout.args.kind == "items" and layout.args.items is not None:
-            out.append(encode_items(layout.args.items, args))
         else:
-            kind = "python" if layout.args.kind == "python" else layout.args.serializer
-            out.append(nested_text(dict(args), kind, layout.args.codec))
+            out.append(encode_args(layout, args))
     return "".join(out)
 
 
-__all__ = ["encode_call", "encode_items"]
+__all__ = ["encode_args", "encode_call", "encode_items"]

@@ -32,9 +32,9 @@ from ...diff.split import common_prefix_len, common_suffix_len, shared_prefix, s
 from ...markers import NAME_WILDCARD
 from ...probes import needles as N
 from ...values import codecs
-from ...values.spelling import Slot, Values, nested_text
+from ...values.spelling import KEY_AGAIN, Items, Slot, Values, encode_value, nested_text
 from .encode import encode_items
-from .model import KEY_AGAIN, ArgsLayout, CallLayout, Items, Piece
+from .model import ArgsLayout, CallLayout, Piece
 
 NM, IM = N.NAME_MARK, N.ID_MARK
 ARG3, VAL3 = "cc_arg_thd", "ZZZZ_VAL_THR"
@@ -76,7 +76,7 @@ def value_probes() -> list[tuple[str, Any]]:
     out: list[tuple[str, Any]] = [(f"pv{i:02d}_str", s) for i, s in enumerate(codecs.PROBE_STRINGS)]
     out += [("pv50_int", 7), ("pv51_neg", -31), ("pv52_flt", 2.5), ("pv53_true", True), ("pv54_false", False),
             ("pv55_null", None), ("pv56_arr", ["x y", 3]),
-            ("pv57_obj", {"k": "v w", "n": 1, "b": True, "z": None, "a": [False]})]
+            ("pv57_obj", {"ko": "v w", "kn": 1, "kb": True, "kz": None, "ka": [False]})]
     return out
 
 
@@ -246,27 +246,54 @@ def _find_frame(text: str, body: str) -> tuple[str, str] | None:
     return (text[:i], text[i + len(body):]) if i >= 0 and body else None
 
 
-def learn_string(samples: Sequence[tuple[str, str]]) -> Slot | None:
-    """The string slot: constant text around a codec that reproduces every sample."""
+_QUOTES = "\"'`"
+# string codecs a template may write a whole JSON object in (arguments as one escaped string)
+WRAPS = ("json", "json(ascii)", "python", "entities(html)", "entities(xml)", "entities(quot,#x27)",
+         "percent(%20)", "percent(plus)", "quoted(',backslash)", "quoted(\",backslash)")
+
+
+def _frame(texts: Sequence[str]) -> tuple[int, int]:
+    """Lengths of the prefix and the suffix every text shares."""
+    first = texts[0]
+    p = len(first)
+    s = len(first)
+    for t in texts[1:]:
+        p = min(p, common_prefix_len(first, t))
+        s = min(s, common_suffix_len(first, t))
+    shortest = min(len(t) for t in texts)
+    if p + s > shortest:
+        s = max(0, shortest - p)
+    return p, s
+
+
+def learn_string(samples: Sequence[tuple[str, str]], delimiters: Sequence[str] = ()) -> Slot | None:
+    """The string slot: the text every string shares around it, and the codec (learned from the
+    samples) that writes the rest. A quote the frame begins and ends with is tried as the codec's
+    own first (``"..."`` is JSON's), then as the frame's (a bare codec inside it)."""
     if not samples:
         return None
-    plain_value, plain_text = samples[0]
-    for codec in codecs.candidates():
-        frame = _find_frame(plain_text, codec.encode(plain_value))
-        if frame is None:
-            continue
-        pre, post = frame
-        if all(t == pre + codec.encode(v) + post and codec.decode(codec.encode(v)) == v for v, t in samples):
-            return Slot(pre, post, codec.spec)
+    texts = [t for _, t in samples]
+    p, s = _frame(texts)
+    pre, post = texts[0][:p], texts[0][len(texts[0]) - s:]
+    frames = [(pre, post)]
+    if pre and post and pre[-1] == post[0] and pre[-1] in _QUOTES:
+        frames.insert(0, (pre[:-1], post[1:]))
+    for fpre, fpost in frames:
+        bodies = [(v, t[len(fpre): len(t) - len(fpost)]) for v, t in samples]
+        codec = codecs.learn_codec(bodies, delimiters)
+        if codec is not None:
+            return Slot(fpre, fpost, codec.spec)
     return None
 
 
-def learn_values(slots: dict[str, str], s_pre: str, s_post: str, n_pre: str, n_post: str) -> Values | None:
+def learn_values(slots: dict[str, str], s_pre: str, s_post: str, n_pre: str, n_post: str,
+                 why: list[str], delimiters: Sequence[str] = ()) -> Values | None:
     probes = dict(value_probes())
     strings = [(N.VAL1, s_pre + N.VAL1 + s_post)] + [(probes[k], t) for k, t in slots.items()
                                                      if isinstance(probes.get(k), str)]
-    string = learn_string(strings)
+    string = learn_string(strings, delimiters)
     if string is None:
+        why.append("no codec writes the strings: " + "; ".join(f"{v!r} -> {t!r}" for v, t in strings[1:4]))
         return None
     number = Slot(n_pre, n_post)
     for key in ("pv50_int", "pv51_neg", "pv52_flt"):
@@ -278,22 +305,91 @@ def learn_values(slots: dict[str, str], s_pre: str, s_post: str, n_pre: str, n_p
         if text != n_pre + body + n_post:
             frame = _find_frame(text, body)
             if frame is None:
+                why.append(f"numbers are not written as numbers: {value!r} -> {text!r}")
                 return None
             number = Slot(*frame)
     values = Values(string=string, number=number, true=slots.get("pv53_true", "true"),
                     false=slots.get("pv54_false", "false"), null=slots.get("pv55_null", "null"))
     nested = _learn_nested([(probes[k], slots[k]) for k in ("pv56_arr", "pv57_obj") if k in slots], values)
     if nested is None:
+        why.append("arrays and objects are written in no known way: " +
+                   "; ".join(f"{probes[k]!r} -> {slots[k]!r}" for k in ("pv56_arr", "pv57_obj") if k in slots))
         return None
-    serializer, pre, post, codec = nested
-    return replace(values, nested=serializer, nested_pre=pre, nested_post=post, nested_codec=codec)
+    return nested
 
 
-def _learn_nested(samples: Sequence[tuple[Any, str]], values: Values) -> tuple[str, str, str, str] | None:
-    """How arrays and objects are written: a serializer, constant text around it, and the string
-    codec it is escaped with (when the template writes it as a string)."""
+def _learn_own(samples: Sequence[tuple[Any, str]], values: Values) -> Values | None:
+    """Arrays and objects in the encoding's own syntax: the array container from the array probe
+    (its items are the leaves as the values spell them), then the object container from the
+    object probe (its last member an array); checked by writing both again."""
+    arr = next((t for v, t in samples if isinstance(v, list)), None)
+    obj = next(((v, t) for v, t in samples if isinstance(v, dict)), None)
+    if arr is None or obj is None:
+        return None
+    leaves = [encode_value(values, x) for x in ["x y", 3]]
+    array = _container(arr, leaves, [], False)
+    if array is None:
+        return None
+    with_array = replace(values, nested="own", array=array)
+    value, text = obj
+    leaves = [encode_value(with_array, x) for x in value.values()]
+    obj_items = _container(text, leaves, list(value), True)
+    if obj_items is None:
+        return None
+    own = replace(with_array, object=obj_items)
+    if any(t != nested_text(v, "own", "", own) for v, t in samples):
+        return None
+    return own
+
+
+def _container(text: str, leaves: Sequence[str], keys: Sequence[str], keyed: bool) -> Items | None:
+    """The container that writes ``leaves`` (with ``keys``) as ``text``: the text before the first
+    leaf, between two and after the last give its literals, as for the arguments' items."""
+    at, spans = 0, []
+    for leaf in leaves:
+        i = text.find(leaf, at)
+        if i < 0:
+            return None
+        spans.append((i, i + len(leaf)))
+        at = i + len(leaf)
+    head, tail = text[:spans[0][0]], text[spans[-1][1]:]
+    gaps = [text[spans[n][1]:spans[n + 1][0]] for n in range(len(spans) - 1)]
+    kv = ""
+    if keyed:
+        def split(segment: str, key: str, prev: str) -> tuple[str, str] | None:
+            if prev and prev in segment:
+                segment = segment.replace(prev, KEY_AGAIN, 1)
+            j = segment.rfind(key)
+            return None if j < 0 else (segment[:j], segment[j + len(key):])
+        first = split(head, keys[0], "")
+        rest = [split(g, keys[n + 1], keys[n]) for n, g in enumerate(gaps)]
+        if first is None or any(r is None for r in rest):
+            return None
+        kvs = {first[1], *(r[1] for r in rest if r is not None)}
+        if len(kvs) != 1:
+            return None
+        kv = kvs.pop()
+        head = first[0]
+        gaps = [r[0] for r in rest if r is not None]
+        if keys[-1] in tail:
+            tail = tail.replace(keys[-1], KEY_AGAIN, 1)
+    if len(set(gaps)) != 1:
+        return None
+    gap = gaps[0]
+    pre = common_suffix_len(head, gap)
+    post = common_prefix_len(tail, gap)
+    if pre + post > len(gap):
+        post = max(0, len(gap) - pre)
+    return Items(open=head[: len(head) - pre], close=tail[post:], sep=gap[post: len(gap) - pre],
+                 item_pre=head[len(head) - pre:], kv=kv, item_post=tail[:post], keyed=keyed)
+
+
+def _learn_nested(samples: Sequence[tuple[Any, str]], values: Values) -> Values | None:
+    """``values`` with how arrays and objects are written: a serializer, constant text around it
+    and the string codec it is escaped with (when the template writes it as a string), or the
+    encoding's own containers."""
     if not samples:
-        return "json", "", "", ""
+        return values
     string = values.string
     wraps = ["", string.codec] if string.codec != "raw" else [""]
     for serializer in ("json", "json(compact)", "python", "spelled"):
@@ -305,8 +401,8 @@ def _learn_nested(samples: Sequence[tuple[Any, str]], values: Values) -> tuple[s
                 continue
             pre, post = frame
             if all(t == pre + nested_text(v, serializer, wrap, values) + post for v, t in samples):
-                return serializer, pre, post, wrap
-    return None
+                return replace(values, nested=serializer, nested_pre=pre, nested_post=post, nested_codec=wrap)
+    return _learn_own(samples, values)
 
 
 # ---------------------------------------------------------------- the layout
@@ -349,38 +445,80 @@ def pieces_of(unit: str, region: tuple[int, int] | None) -> tuple[Piece, ...] | 
     return tuple(out)
 
 
-def learn_call_layout(r: Renders, units: CallUnits, marker: str) -> CallLayout | None:
+def learn_call_layout(r: Renders, units: CallUnits, marker: str, why: list[str] | None = None) -> CallLayout | None:
     """The layout of one call after its start ``marker`` (the first part of ``units.call_start``),
-    or None when the renders do not fit one."""
+    or None when the renders do not fit one (``why`` gets the reason)."""
+    why = [] if why is None else why
     if r.zero is None:
+        why.append("a call with no arguments does not render")
         return None
     one = r.one
     lo, hi = units.unit_start + len(marker), units.unit_end
     region = args_region(one, r.zero, lo, hi)
     if region is None:
+        why.append("the arguments are not where the call is")
         return None
     whole = object_args(r, region, lo, hi)
     if whole is not None:
         (a, b), args = whole
         pieces = pieces_of(one[lo:hi], (a - lo, b - lo))
         return None if pieces is None else CallLayout(pieces=pieces, args=args)
-    r1 = one[region[0]:region[1]]
-    r2 = _region_text(r.two_args, r.zero, lo)
-    typed = _region_text(r.typed, r.zero, lo)
-    items = learn_items(r1, r2, _region_text(r.reversed_args, r.zero, lo))
+    wrap = unwrap_codec(r, region, lo)
+
+    def unwrapped(text: str | None) -> str | None:
+        return text if text is None or not wrap else codecs.Codec.from_spec(wrap).decode(text)
+
+    r1 = unwrapped(one[region[0]:region[1]])
+    assert r1 is not None
+    r2 = unwrapped(_region_text(r.two_args, r.zero, lo))
+    typed = unwrapped(_region_text(r.typed, r.zero, lo))
+    items = learn_items(r1, r2, unwrapped(_region_text(r.reversed_args, r.zero, lo)))
     if items is None:
+        why.append(f"no items in the arguments {r1!r}")
         return None
     pieces = pieces_of(one[lo:hi], (region[0] - lo, region[1] - lo))
     if pieces is None:
+        why.append(f"the call's pieces are not one name, at most one id and the arguments: {one[lo:hi]!r}")
         return None
     items, s_pre, s_post, n_pre, n_post = split_value_frame(items, r2, typed)
-    vregion = _region_text(r.values, r.zero, lo)
+    vregion = unwrapped(_region_text(r.values, r.zero, lo))
     slots = value_slots(vregion, items, [k for k, _ in value_probes()]) if vregion is not None else None
-    values = learn_values(slots or {}, s_pre, s_post, n_pre, n_post)
+    if slots is None:
+        why.append("the probe values are not where the items are")
+    follow = items.item_post if items.item_post.strip() else items.sep + items.item_pre
+    values = learn_values(slots or {}, s_pre, s_post, n_pre, n_post, why,
+                          [d for d in (follow, items.close) if d.strip()])
     if values is None:
         return None
     items = replace(items, values=values)
-    return CallLayout(pieces=pieces, args=ArgsLayout(kind="items", items=items))
+    return CallLayout(pieces=pieces, args=ArgsLayout(kind="items", codec=wrap, items=items))
+
+
+# the codecs a template may escape the whole arguments text with, inside quotes the layout writes
+UNWRAPS = ("json(bare)", "quoted(\",backslash,bare)", "quoted(',backslash,bare)", "entities(html)", "entities(xml)",
+           "entities(quot,#x27)", "percent(%20)", "percent(plus)")
+
+
+def unwrap_codec(r: Renders, region: tuple[int, int], lo: int) -> str:
+    """The string codec the whole arguments text is escaped with ("" when it is not): decoding the
+    probe values' arguments changes them and re-encoding gives them back, in every render."""
+    if r.values is None or r.zero is None:
+        return ""
+    vregion = _region_text(r.values, r.zero, lo)
+    if vregion is None:
+        return ""
+    texts = [r.one[region[0]:region[1]], vregion]
+    for spec in UNWRAPS:
+        codec = codecs.Codec.from_spec(spec)
+        ok = True
+        for text in texts:
+            decoded, clean = codec.decode_checked(text)
+            if not clean or codec.encode(decoded) != text:
+                ok = False
+                break
+        if ok and codec.decode(vregion) != vregion:
+            return spec
+    return ""
 
 
 def object_args(r: Renders, region: tuple[int, int], lo: int, hi: int
@@ -411,7 +549,7 @@ def object_args(r: Renders, region: tuple[int, int], lo: int, hi: int
 
 def _object_candidates(text: str, want: dict[str, Any]) -> list[tuple[Any, str, str]]:
     out: list[tuple[Any, str, str]] = []
-    wraps = [""] + [c.spec for c in codecs.candidates() if c.spec != "raw"]
+    wraps = ["", *WRAPS]
     for codec in wraps:
         for kind, serializer in (("json", "json"), ("json", "json(compact)"), ("python", "python")):
             if nested_text(want, serializer, codec) == text:

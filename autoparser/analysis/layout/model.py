@@ -18,11 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ...values.spelling import Slot, Values
+from ...values.spelling import KEY_AGAIN, Items, Slot, Values
 
 PieceKind = Literal["lit", "name", "id", "args", "name_again"]
 ArgsKind = Literal["json", "python", "items"]
-KEY_AGAIN = "\x04"   # in an item's literal: the key written a second time (``<KEY>v</KEY>``)
 
 
 @dataclass(frozen=True)
@@ -36,25 +35,6 @@ class Piece:
     kind: PieceKind
     text: str = ""
     codec: str = "raw"
-
-
-@dataclass(frozen=True)
-class Items:
-    """The arguments as a sequence of items: ``open`` item (``sep`` item)* ``close``, each item
-    ``item_pre`` KEY ``kv`` VALUE ``item_post`` (positional: no key, values in the schema's
-    order); ``open``/``close`` are written only when there is an item (text written either way
-    is a literal piece around the hole). ``item_post`` may hold :data:`KEY_AGAIN`.
-    """
-
-    open: str = ""
-    close: str = ""
-    sep: str = ""
-    item_pre: str = ""
-    kv: str = ""
-    item_post: str = ""
-    keyed: bool = True
-    key: Slot = field(default_factory=Slot)
-    values: Values = field(default_factory=Values)
 
 
 @dataclass(frozen=True)

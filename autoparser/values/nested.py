@@ -1,0 +1,196 @@
+"""Reading arrays and objects written in the encoding's own syntax (``{k = "v", n = 1}``,
+``(:k "v" :n 1)``, ``<k>v</k><n>1</n>``): a recursive descent over the :class:`~.spelling.Items`
+of :class:`~.spelling.Values` (``nested == "own"``), its leaves spelled as the values say.
+
+:func:`parse_own` reads one whole value and returns None when the text is not one. White space
+around the literals is tolerated; the depth and the work are bounded (untrusted text).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .codecs import Codec
+from .spelling import KEY_AGAIN, MAX_DEPTH, NUMBER, Items, Values
+
+_MAX_STEPS = 100_000
+_KEY_MAX = 256
+
+
+class _Fail(Exception):
+    pass
+
+
+class _Parser:
+    def __init__(self, text: str, values: Values) -> None:
+        self.text = text
+        self.values = values
+        self.i = 0
+        self.steps = 0
+        self.string = Codec.from_spec(values.string.codec)
+
+    # ---------------------------------------------------------------- literals
+    def _tick(self) -> None:
+        self.steps += 1
+        if self.steps > _MAX_STEPS:
+            raise _Fail
+
+    def ws(self) -> None:
+        t, i = self.text, self.i
+        while i < len(t) and t[i] in " \t\r\n":
+            i += 1
+        self.i = i
+
+    def at(self, lit: str) -> bool:
+        """``lit`` (white space around it tolerated) is next; consumed when it is."""
+        if not lit:
+            return True
+        save = self.i
+        core = lit.strip()
+        if not core:
+            self.ws()
+            return True
+        self.ws()
+        if self.text.startswith(core, self.i):
+            self.i += len(core)
+            return True
+        self.i = save
+        return False
+
+    def peek(self, lit: str) -> bool:
+        save = self.i
+        ok = bool(lit.strip()) and self.at(lit)
+        self.i = save
+        return ok
+
+    # ---------------------------------------------------------------- values
+    def value(self, depth: int, stops: tuple[str, ...]) -> Any:
+        self._tick()
+        if depth > MAX_DEPTH:
+            raise _Fail
+        v = self.values
+        for items in (v.object, v.array):
+            if items is not None and (items.open.strip() or items.item_pre.strip()):
+                save = self.i
+                try:
+                    return self.container(items, depth, stops)
+                except _Fail:
+                    self.i = save
+        self.ws()
+        got = self.leaf(stops)
+        return got
+
+    def container(self, items: Items, depth: int, stops: tuple[str, ...]) -> Any:
+        if not self.at(items.open):
+            raise _Fail
+        out_obj: dict[str, Any] = {}
+        out_arr: list[Any] = []
+        inner_stops = tuple(s for s in (items.item_post.replace(KEY_AGAIN, ""), items.sep, items.close) if s.strip())
+        first = True
+        while True:
+            self._tick()
+            if first and items.close.strip() and self.at(items.close):
+                break
+            if not first and not self.at(items.sep):
+                raise _Fail
+            first = False
+            if not self.at(items.item_pre):
+                raise _Fail
+            key = ""
+            if items.keyed:
+                key = self.key(items.kv)
+            post = items.item_post.replace(KEY_AGAIN, key)
+            value = self.value(depth + 1, tuple(s for s in (post, *inner_stops) if s.strip()) or stops)
+            if not self.at(post):
+                raise _Fail
+            if items.keyed:
+                out_obj[key] = value
+            else:
+                out_arr.append(value)
+            if self.peek(items.sep + items.item_pre) if (items.sep + items.item_pre).strip() else False:
+                continue
+            if items.close.strip():
+                if not self.at(items.close):
+                    raise _Fail
+                break
+            if not (items.sep + items.item_pre).strip() or not self.peek(items.sep + items.item_pre):
+                break
+        return out_obj if items.keyed else out_arr
+
+    def key(self, kv: str) -> str:
+        self.ws()
+        core = kv.strip()
+        if not core:
+            j = self.i
+            while j < len(self.text) and self.text[j] not in " \t\r\n":
+                j += 1
+        else:
+            j = self.text.find(core, self.i, self.i + _KEY_MAX)
+            if j < 0:
+                raise _Fail
+        key = self.text[self.i:j].strip()
+        if not key:
+            raise _Fail
+        self.i = j
+        if not self.at(kv):
+            raise _Fail
+        return key
+
+    def leaf(self, stops: tuple[str, ...]) -> Any:
+        v, t = self.values, self.text
+        s = v.string
+        if self.string.self_delimiting:
+            opener = s.pre + self.string.opener
+            if opener and t.startswith(opener, self.i):
+                dec = self.string.decoder()
+                out, end = dec.feed(t[self.i + len(s.pre):], True)
+                if end is None:
+                    raise _Fail
+                self.i += len(s.pre) + end
+                if s.post and not self.at(s.post):
+                    raise _Fail
+                return out
+        for spelled, value in sorted(((v.true, True), (v.false, False), (v.null, None)),
+                                     key=lambda sv: -len(sv[0])):
+            core = spelled.strip()
+            if core and t.startswith(core, self.i) and self._boundary(self.i + len(core), stops):
+                self.i += len(core)
+                return value
+        n = v.number
+        if t.startswith(n.pre, self.i):
+            m = NUMBER.match(t, self.i + len(n.pre))
+            if m is not None and t.startswith(n.post, m.end()) and self._boundary(m.end() + len(n.post), stops):
+                self.i = m.end() + len(n.post)
+                return json.loads(m.group())
+        # a string written raw (or quoted with no escapes): up to what may follow it
+        end = min((j for j in (t.find(x.strip(), self.i) for x in stops if x.strip()) if j >= 0), default=len(t))
+        raw = t[self.i:end].rstrip()
+        self.i = end
+        body = raw[len(s.pre): len(raw) - len(s.post)] if s.pre and raw.startswith(s.pre) and s.post and \
+            raw.endswith(s.post) else raw
+        return self.string.decode(body)
+
+    def _boundary(self, j: int, stops: tuple[str, ...]) -> bool:
+        t = self.text
+        if j >= len(t) or not (t[j].isalnum() or t[j] == "_"):
+            return True
+        return any(t.startswith(x.strip(), j) for x in stops if x.strip())
+
+
+def parse_own(text: str, values: Values) -> Any:
+    """The array or object ``text`` writes in ``values``' own syntax, or None."""
+    if values.array is None and values.object is None:
+        return None
+    p = _Parser(text, values)
+    try:
+        value = p.value(0, ())
+    except _Fail:
+        return None
+    p.ws()
+    if p.i != len(text) or not isinstance(value, (dict, list)):
+        return None
+    return value
+
+
+__all__ = ["parse_own"]
