@@ -43,8 +43,8 @@ def lit_source(text: str, lead_optional: bool = False, separates: bool = False) 
     lead = text[: len(text) - len(text.lstrip())]
     trail = text[len(text.rstrip()):]
     src = mk.pattern(core)
-    if lead and lead_optional:
-        src = "(?:" + regex.escape(lead) + ")?" + src
+    if lead:
+        src = ("(?:" + regex.escape(lead) + ")?" if lead_optional else r"\s*") + src
     if trail:
         src += "(?:" + regex.escape(trail) + ")?"
     return src
@@ -89,7 +89,7 @@ class ItemsReader(Phases):
         nxt = lit_source(it.sep) + lit_source(it.item_pre)
         self.p_next = c(nxt + key_ahead) if (nxt or key_ahead) else None
         self.p_close = c(lit_source(it.close)) if it.close.strip() else None
-        self.p_kv = c(lit_source(it.kv)) if it.kv else None
+        self.p_kv = c(lit_source(it.kv, separates=True)) if it.kv else None
 
     # -------------------------------------------------------------- structure
     def _start(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
@@ -141,7 +141,7 @@ class ItemsReader(Phases):
             st, end = mk.match_here(self.p_next, buf, pos, final)
             if st == "more":
                 return "more", pos
-            if st == "match" and end > pos:
+            if st == "match" and (end > pos or self.items.keyed):   # keyed: a key was seen ahead
                 self.phase = "key" if self.items.keyed else "value_begin"
                 return "next", end
         if self.p_close is not None:
@@ -170,7 +170,8 @@ class ItemsReader(Phases):
         text = buf[pos:pos + 64]
         s = v.string
         if not final and len(text) < 64 and any(len(text) < len(o) and o.startswith(text)
-                                               for o in (s.pre, v.nested_pre, v.number.pre) if o):
+                                               for o in (s.pre, v.nested_pre, v.number.pre,
+                                                         v.integer.pre if v.integer else "") if o):
             return "more", pos   # a value's opening text is still being written
         opener = s.pre + (self.string_codec.opener if self.string_codec.self_delimiting else "")
         wants_string = not types or "string" in types
@@ -219,13 +220,13 @@ class ItemsReader(Phases):
                 # a value whose closing text was left out ends where the next item begins
                 src += r"|(?=\s*" + lit_source(it.sep) + lit_source(it.item_pre) + self.keyalt + lit_source(it.kv) + ")"
             return mk.compile_source(src)
-        alts = []
-        nxt = lit_source(it.sep, lead_optional=True, separates=True) + lit_source(it.item_pre)
+        alts = []   # the value's end is what follows it: white space, then the next item or the end
+        nxt = lit_source(post + it.sep, lead_optional=True, separates=True) + lit_source(it.item_pre)
         if it.keyed:
             alts.append(nxt + "(?=" + self.keyalt + lit_source(it.kv) + ")")
         elif nxt:
             alts.append(nxt)
-        tail = lit_source(it.close, lead_optional=True) if it.close.strip() else ""
+        tail = lit_source(post + it.close, lead_optional=True) if it.close.strip() else ""
         if tail or end_source:
             alts.append(tail + (r"(?=" + end_source + ")" if end_source else ""))
         return mk.compile_source("|".join(a for a in alts if a) or r"\Z")

@@ -162,8 +162,8 @@ class LayoutCallReader(Phases, CallReader):
             if final or len(buf) - i > _MAX_HOLE:
                 return None
             return "more"
-        if not final and m.end() == len(buf):
-            return "more"   # a longer literal may still match here
+        if not final and (m.end() == len(buf) or len(buf) - m.start() < 32):
+            return "more"   # a longer literal may still match here (or an earlier one be still cut)
         return buf[i:m.start()], m.start(), targets[m.lastgroup or ""]
 
     def _p_name(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
@@ -331,15 +331,12 @@ class LayoutCallReader(Phases, CallReader):
             # the call's last literal ends a raw value only where what may follow a call follows it
             follow = self._follow_source(final)
             return lit_source(rest[0].text, lead_optional=True) + ("(?=" + follow + ")" if last and follow else "")
+        # the arguments end the call: what may follow a call follows them
         f = self.fmt
-        alts = [mk.pattern(m) for m in (f.call_end, f.section_end, *self.engine.plan.stops) if m.strip()]
-        if f.call_start.strip():
-            alts.append(mk.pattern(f.separator) + r"\s*" + mk.pattern(f.call_start) if f.separator.strip()
-                        else mk.pattern(f.call_start))
-        elif f.separator.strip():
-            alts.append(mk.pattern(f.separator))
-        alts = [a for a in dict.fromkeys(alts) if a]
-        return r"\s*(?:" + "|".join(alts) + ")" if alts else ""
+        follow = self._follow_source(final)
+        if f.call_end.strip():
+            follow = "|".join(x for x in (r"\s*" + mk.pattern(f.call_end), follow) if x)
+        return follow
 
     def _follow_source(self, final: bool) -> str:
         """What may follow a call: the section's end, an end-of-turn marker, the next call and, when
@@ -347,12 +344,26 @@ class LayoutCallReader(Phases, CallReader):
         f = self.fmt
         alts = ([r"\s*\Z"] if final else []) + \
             [r"\s*" + mk.pattern(m) for m in (f.section_end, *self.engine.plan.stops) if m.strip()]
-        tp = self.engine.plan.tools
-        start = mk.pattern(f.call_start) if f.call_start.strip() else (tp.opener.pattern if tp is not None else "")
+        start = self._next_call_source()
         if start:
             sep = mk.pattern(f.separator) if f.separator.strip() else ""
             alts.append(r"\s*" + sep + r"\s*" + start)
         return "|".join(dict.fromkeys(alts))
+
+    def _next_call_source(self) -> str:
+        """Where another call of this format begins: its start marker, else the text before its name
+        and a declared tool's name, else a tool's name and the literal after it."""
+        f = self.fmt
+        if f.call_start.strip():
+            return mk.pattern(f.call_start)
+        tp = self.engine.plan.tools
+        names = tp.names if tp is not None else ()
+        if not names:
+            return ""
+        if f.name_prefix.strip():
+            return mk.pattern(f.name_prefix) + r"\s*" + mk.tool_name(names)
+        after = f.name_suffix if f.name_suffix.strip() else ""
+        return mk.tool_name(names) + (r"\s*" + mk.pattern(after) if after else r"(?=\s)")
 
     # -------------------------------------------------------------- the end
     def truncate(self) -> None:
@@ -413,7 +424,7 @@ def _args_start(layout: CallLayout) -> str:
     """How the arguments begin (a JSON object's brace, the first item's literal), "" when unknown."""
     a = layout.args
     if a.kind != "items" or a.items is None:
-        return r"[{\[]" if not a.codec else ""
+        return r"\{" if not a.codec else ""
     head = (a.items.open + a.items.item_pre).strip()
     return mk.pattern(head) if head else ""
 

@@ -11,10 +11,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import regex
+
 from .codecs import Codec
 from .spelling import KEY_AGAIN, MAX_DEPTH, NUMBER, Items, Values
 
 _MAX_STEPS = 100_000
+_KEY = regex.compile(r"[\w.\-$@]{1,128}")
 _KEY_MAX = 256
 
 
@@ -90,13 +93,19 @@ class _Parser:
         first = True
         while True:
             self._tick()
-            if first and items.close.strip() and self.at(items.close):
+            if items.close.strip() and self.at(items.close):
                 break
+            save = self.i
             if not first and not self.at(items.sep):
-                raise _Fail
-            first = False
+                if items.close.strip():
+                    raise _Fail
+                break   # no close: the container ends where no next item begins
             if not self.at(items.item_pre):
-                raise _Fail
+                if items.close.strip() or first:
+                    raise _Fail
+                self.i = save
+                break
+            first = False
             key = ""
             if items.keyed:
                 key = self.key(items.kv)
@@ -108,13 +117,10 @@ class _Parser:
                 out_obj[key] = value
             else:
                 out_arr.append(value)
-            if self.peek(items.sep + items.item_pre) if (items.sep + items.item_pre).strip() else False:
-                continue
-            if items.close.strip():
-                if not self.at(items.close):
-                    raise _Fail
+            if not items.close.strip() and (items.sep + items.item_pre).strip() and \
+                    not self.peek(items.sep + items.item_pre):
                 break
-            if not (items.sep + items.item_pre).strip() or not self.peek(items.sep + items.item_pre):
+            if not items.close.strip() and self.i >= len(self.text):
                 break
         return out_obj if items.keyed else out_arr
 
@@ -130,8 +136,8 @@ class _Parser:
             if j < 0:
                 raise _Fail
         key = self.text[self.i:j].strip()
-        if not key:
-            raise _Fail
+        if not _KEY.fullmatch(key):
+            raise _Fail   # a key is a name: text holding brackets or quotes is something else
         self.i = j
         if not self.at(kv):
             raise _Fail
@@ -157,8 +163,9 @@ class _Parser:
             if core and t.startswith(core, self.i) and self._boundary(self.i + len(core), stops):
                 self.i += len(core)
                 return value
-        n = v.number
-        if t.startswith(n.pre, self.i):
+        for n in (v.integer, v.number):
+            if n is None or not t.startswith(n.pre, self.i):
+                continue
             m = NUMBER.match(t, self.i + len(n.pre))
             if m is not None and t.startswith(n.post, m.end()) and self._boundary(m.end() + len(n.post), stops):
                 self.i = m.end() + len(n.post)

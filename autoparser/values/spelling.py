@@ -56,7 +56,7 @@ class Items:
 class Values:
     """How argument values of each JSON type are written, after the key/value separator.
 
-    ``string`` and ``number`` are slots; ``true``, ``false`` and ``null`` the whole texts the
+    ``string``, ``number`` and ``integer`` are slots; ``true``, ``false`` and ``null`` the whole texts the
     template writes for them; ``nested`` how arrays and objects are written: a serializer
     (``"json"``, ``"json(compact)"``, ``"python"``, ``"spelled"``: JSON's brackets with leaves
     spelled as here) with ``nested_pre``/``nested_post`` around it, escaped with the string codec
@@ -65,7 +65,8 @@ class Values:
     """
 
     string: Slot = field(default_factory=Slot)
-    number: Slot = field(default_factory=Slot)
+    number: Slot = field(default_factory=Slot)     # floats (and integers where ``integer`` is not set)
+    integer: Slot | None = None                     # integers, when written otherwise than floats
     true: str = "true"
     false: str = "false"
     null: str = "null"
@@ -142,7 +143,8 @@ def encode_value(values: Values, value: Any) -> str:
         s = values.string
         return s.pre + Codec.from_spec(s.codec).encode(value) + s.post
     if isinstance(value, (int, float)):
-        return values.number.pre + json.dumps(value) + values.number.post
+        slot = values.integer if isinstance(value, int) and values.integer is not None else values.number
+        return slot.pre + json.dumps(value) + slot.post
     return values.nested_pre + nested_text(value, values.nested, values.nested_codec, values) + values.nested_post
 
 
@@ -247,9 +249,12 @@ def decode_value(text: str, values: Values, prop: Any = None) -> Any:
             if spelled.strip() and stripped == spelled.strip() and allowed(value, types):
                 return value
     if types & {"integer", "number"} or not types:
-        body = strip_slot(stripped, values.number.pre.strip(), values.number.post.strip())
-        if body is not None and NUMBER.fullmatch(body):
-            return json.loads(body)
+        for slot in (values.integer, values.number):
+            if slot is None:
+                continue
+            body = strip_slot(stripped, slot.pre.strip(), slot.post.strip())
+            if body is not None and NUMBER.fullmatch(body):
+                return json.loads(body)
     if types & {"object", "array"} or not types:
         value = _nested(stripped, values)
         if value is not NO:

@@ -129,14 +129,35 @@ def args_region(with_args: str, zero: str, lo: int, hi: int) -> tuple[int, int] 
     within ``[lo, hi)`` (the call's unit)."""
     p = common_prefix_len(with_args, zero)
     s = common_suffix_len(with_args, zero)
-    p = min(p, shared_prefix(with_args, zero))
-    s = min(s, shared_suffix(with_args, zero))
+    if p + s > len(zero):
+        s = len(zero) - p
+    # marker-safe boundaries (``<parameter=`` does not share its ``<`` with ``</function>``), unless
+    # the arguments sit inside one marker (``<invoke tool="NAME" id="ID" k="v"/>``): then the
+    # boundaries stay where the texts differ
+    safe_p, safe_s = min(p, shared_prefix(with_args, zero)), min(s, shared_suffix(with_args, zero))
+    inside = _inside_tag(with_args, p, len(with_args) - s)
+    if not inside and _after_needles(with_args, safe_p, p) == safe_p:
+        p = safe_p
+    if not inside:
+        s = safe_s
     if p + s > len(zero):
         s = len(zero) - p
     start, end = p, len(with_args) - s
     if start < lo or end > hi or start > end:
         return None
     return start, end
+
+
+def _after_needles(text: str, lo: int, hi: int) -> int:
+    """Just past the last name or id sentinel in ``text[lo:hi]`` (``lo`` when none)."""
+    return max((text.rfind(n, lo, hi) + 1 for n in (NM, IM, NAME_WILDCARD) if text.rfind(n, lo, hi) >= 0), default=lo)
+
+
+def _inside_tag(text: str, a: int, b: int) -> bool:
+    """``text[a:b]`` lies inside one ``<...>`` tag: an unclosed ``<`` before it, its ``>`` after."""
+    lt, gt = text.rfind("<", 0, a), text.rfind(">", 0, a)
+    after_gt, after_lt = text.find(">", b), text.find("<", b)
+    return lt > gt and after_gt >= 0 and (after_lt < 0 or after_gt < after_lt) and "<" not in text[a:b].replace("&lt;", "")
 
 
 def _key_again(text: str, key: str) -> str:
@@ -295,20 +316,23 @@ def learn_values(slots: dict[str, str], s_pre: str, s_post: str, n_pre: str, n_p
     if string is None:
         why.append("no codec writes the strings: " + "; ".join(f"{v!r} -> {t!r}" for v, t in strings[1:4]))
         return None
-    number = Slot(n_pre, n_post)
+    integer = Slot(n_pre, n_post)
+    number: Slot | None = None
     for key in ("pv50_int", "pv51_neg", "pv52_flt"):
         text = slots.get(key)
         if text is None:
             continue
         value = probes[key]
         body = json.dumps(value)
-        if text != n_pre + body + n_post:
-            frame = _find_frame(text, body)
-            if frame is None:
-                why.append(f"numbers are not written as numbers: {value!r} -> {text!r}")
-                return None
-            number = Slot(*frame)
-    values = Values(string=string, number=number, true=slots.get("pv53_true", "true"),
+        frame = _find_frame(text, body)
+        if frame is None:
+            why.append(f"numbers are not written as numbers: {value!r} -> {text!r}")
+            return None
+        if isinstance(value, int):
+            integer = Slot(*frame)
+        else:
+            number = Slot(*frame)   # a float may be written otherwise (``<double>2.5</double>``)
+    values = Values(string=string, integer=integer, number=number or integer, true=slots.get("pv53_true", "true"),
                     false=slots.get("pv54_false", "false"), null=slots.get("pv55_null", "null"))
     nested = _learn_nested([(probes[k], slots[k]) for k in ("pv56_arr", "pv57_obj") if k in slots], values)
     if nested is None:
