@@ -103,7 +103,9 @@ class Codec:
 
     @property
     def never_contains(self) -> frozenset[str]:
-        """ASCII characters no encoded value holds raw (percent-encoding: space, ``& = ; < >``...)."""
+        """ASCII characters that appear nowhere in any encoded value, not even inside an escape or as
+        its quotes (percent-encoding: space, ``& = ; < >``...): the first one ends a value that is
+        not self-delimiting."""
         return never_contains(self._impl.forms)
 
     @property

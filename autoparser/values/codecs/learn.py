@@ -78,8 +78,8 @@ def _fixed() -> tuple[tuple[Impl, ...], tuple[Impl, ...]]:
 
 
 _PIECE = re.compile(r"[A-Za-z0-9]+|[^A-Za-z0-9]+")
-_ALNUM_AFTER = re.compile(r"[A-Za-z0-9].*", re.S)
-_ALNUM_BEFORE = re.compile(r".*[A-Za-z0-9]", re.S)
+_AFTER_BACKSLASH = re.compile(r"(?<=\\)[\s\S]")
+_ALNUM = re.compile(r"[A-Za-z0-9]")
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,7 @@ def _quoted_impl(q: str, backslash: bool, nl: bool, tab: bool, cr: bool, bare: b
 
 def _escaped(samples: Sequence[tuple[str, str]]) -> Iterator[Impl]:
     """The backslash-escaped candidate: the characters the samples write with a backslash before."""
-    shown = {c for v, r in samples for c in set(v) if not c.isalnum() and "\\" + c in r}
+    shown = {c for v, r in samples for c in set(v) & set(_AFTER_BACKSLASH.findall(r)) if not c.isalnum()}
     if shown - {"\\"}:
         yield Escaped("".join(shown))
 
@@ -171,13 +171,18 @@ def _common_prefix(texts: list[str]) -> str:
     return low[:i]
 
 
+def _first_alnum(text: str) -> int:
+    m = _ALNUM.search(text)
+    return m.start() if m is not None else len(text)
+
+
 def _frame(samples: Sequence[tuple[str, str]]) -> tuple[str, str]:
     """The text every rendering starts with and ends with, up to the first letter or digit."""
     texts = [r for _, r in samples]
     head = _common_prefix(texts)
     tail = _common_prefix([t[::-1] for t in texts])[::-1]
-    head = _ALNUM_AFTER.sub("", head)
-    tail = _ALNUM_BEFORE.sub("", tail)
+    head = head[:_first_alnum(head)]
+    tail = tail[len(tail) - _first_alnum(tail[::-1]):]
     if not head or not tail or any(len(t) < len(head) + len(tail) for t in texts):
         return "", ""
     return head, tail

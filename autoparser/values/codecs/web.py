@@ -42,11 +42,8 @@ def _utf8(data: bytes | bytearray, src: str, start: int) -> tuple[str, bool]:
     """Decode percent-escaped bytes (``src[start:]`` spells them, three characters a byte); bytes
     that are not UTF-8 stay as their ``%XX`` text (not well formed)."""
     text = bytes(data).decode("utf-8", "surrogateescape")
-    if _ESCAPED_BYTE.search(text) is None:
-        return text, True
     out: list[str] = []
-    pos = 0
-    last = 0
+    pos = last = 0            # pos: bytes read so far
     for m in _ESCAPED_BYTE.finditer(text):
         good = text[last:m.start()]
         out.append(good)
@@ -55,6 +52,8 @@ def _utf8(data: bytes | bytearray, src: str, start: int) -> tuple[str, bool]:
         out.append(src[start + 3 * pos:start + 3 * (pos + n)])
         pos += n
         last = m.end()
+    if not out:
+        return text, True
     out.append(text[last:])
     return "".join(out), False
 
