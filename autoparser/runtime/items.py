@@ -268,7 +268,7 @@ class ItemsReader(Phases):
     def _inside_own(self, buf: str, end: int) -> bool:
         """The value is an own-syntax container that does not read whole up to ``end`` (bounded tries)."""
         v = self.values
-        if self.streaming or v.nested != "own" or self.own_tries >= 64:
+        if self.streaming or v.nested != "own" or self.own_tries >= 16:
             return False
         text = buf[self.value_start:end].strip()
         openers = [x.open + x.item_pre for x in (v.object, v.array) if x is not None]

@@ -31,12 +31,13 @@ class _Parser:
         self.values = values
         self.i = 0
         self.steps = 0
+        self.budget = 8 * len(text) + 2000   # characters the parse may look at, backtracking included
         self.string = Codec.from_spec(values.string.codec)
 
     # ---------------------------------------------------------------- literals
-    def _tick(self) -> None:
-        self.steps += 1
-        if self.steps > _MAX_STEPS:
+    def _tick(self, cost: int = 1) -> None:
+        self.steps += cost
+        if self.steps > min(_MAX_STEPS, self.budget):
             raise _Fail
 
     def ws(self) -> None:
@@ -133,6 +134,7 @@ class _Parser:
                 j += 1
         else:
             j = self.text.find(core, self.i, self.i + _KEY_MAX)
+            self._tick(_KEY_MAX // 8)
             if j < 0:
                 raise _Fail
         key = self.text[self.i:j].strip()
@@ -151,6 +153,7 @@ class _Parser:
             if opener and t.startswith(opener, self.i):
                 dec = self.string.decoder()
                 out, end = dec.feed(t[self.i + len(s.pre):], True)
+                self._tick(len(out) + 1)
                 if end is None:
                     raise _Fail
                 self.i += len(s.pre) + end
@@ -179,6 +182,7 @@ class _Parser:
                 return self.string.decode(body)
         # a string written raw (or quoted with no escapes): up to what may follow it
         end = min((j for j in (t.find(x.strip(), self.i) for x in stops if x.strip()) if j >= 0), default=len(t))
+        self._tick(end - self.i + 1)
         raw = t[self.i:end].rstrip()
         self.i = end
         body = raw[len(s.pre): len(raw) - len(s.post)] if s.pre and raw.startswith(s.pre) and s.post and \
