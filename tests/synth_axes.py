@@ -246,6 +246,9 @@ def coherent(f: Format) -> str | None:
         return "lines of arguments after a keyword or label need a closer per call"
     if env[0] == "section" and env[2] in ("comma", "semi") and (f.multiline or f.placement == "header"):
         return "calls written over lines need a line separator"
+    if (env[0] == "section" and env[2] in ("comma", "semi") and f.encoding in ("positional", "csv_pos")
+            and f.placement in ("keyword", "label", "header")):
+        return "values in a row would run on into the next call"
     if f.encoding in ("json", "json_string") and f.string_args != "verbatim":
         return "a JSON slot writes string arguments verbatim"
     if f.encoding in ("json_flat", "positional", "positional_sexp", "csv_pos") and f.string_args != "refuse":

@@ -16,6 +16,7 @@ Usage:
     python tools/zoo.py --sets axes --limit 520  # the whole fixed draw
     python tools/zoo.py --seed 7 --limit 100     # another draw
     python tools/zoo.py --code /work/main --grammar --by-axis
+    python tools/zoo.py --update-known --jobs 2  # rewrite tests/synth_known_unread.txt (tests/test_synth.py)
 """
 
 from __future__ import annotations
@@ -127,6 +128,36 @@ def failures(results: list[dict[str, object]], most: int) -> list[str]:
     return [f"    {n:4}  {w}" for w, n in why.most_common(most)]
 
 
+def _check_one(case: tuple[str, str, str]) -> tuple[str, str | None]:
+    import synth_check
+
+    set_name, key, source = case
+    return f"{set_name} {key}", synth_check.reads_whole(source, key, synth_check.calls_required(set_name, key))
+
+
+def update_known(code: Path, jobs: int) -> int:
+    """Rewrite tests/synth_known_unread.txt: the drawn formats ``reads_whole`` fails with ``code``."""
+    import multiprocessing
+
+    sys.path.insert(0, str(code))
+    os.environ.setdefault("SOURCE_DATE_EPOCH", str(PINNED))
+    import synth_check
+
+    cases = list(synth_check.drawn())
+    if jobs > 1:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            results = pool.map(_check_one, cases, chunksize=8)
+    else:
+        results = [_check_one(c) for c in cases]
+    unread = [line for line, why in results if why is not None]
+    before = synth_check.KNOWN_UNREAD
+    synth_check.write_known(unread)
+    print(f"{len(cases) - len(unread)}/{len(cases)} drawn formats read whole; {len(unread)} listed in "
+          f"{synth_check.KNOWN_FILE.name} (newly read: {len(before - set(unread))}, newly unread: "
+          f"{len(set(unread) - before)})")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sets", default=",".join(SETS), help="comma-separated: axes,novel,fixtures")
@@ -141,7 +172,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--by-axis", action="store_true", help="per axis value: formats not read whole")
     ap.add_argument("--why", type=int, default=0, metavar="N", help="print the N most common failure reasons")
     ap.add_argument("-v", "--verbose", action="store_true", help="show the warnings the harness prints")
+    ap.add_argument("--update-known", action="store_true",
+                    help="rewrite tests/synth_known_unread.txt from --code's self-test over every drawn format")
+    ap.add_argument("--jobs", type=int, default=1, help="processes for --update-known")
     args = ap.parse_args(argv)
+    if args.update_known:
+        return update_known(args.code.resolve(), args.jobs)
     if not HARNESS.is_file():
         print(f"no conformance harness at {HARNESS}")
         return 2
