@@ -212,3 +212,56 @@ def test_novel_format_renders_every_harness_scenario(fmt: sn.Novel) -> None:
             assert name.startswith("reasoning") and fmt.reasoning == "none", (name, why)
             continue
         assert snr.decode(fmt, text, rt.TOOLS) == _want(msg, text), (name, text)
+
+
+# ---------------------------------------------------------------- templates/incoming
+INCOMING = sorted((Path(__file__).resolve().parent.parent / "templates" / "incoming").glob("*.jinja"))
+NO_REASONING = ("nix_attrs", "yaml_call_list")
+
+
+@pytest.mark.parametrize("path", INCOMING, ids=lambda p: p.stem)
+def test_incoming_fixture_renders_every_harness_scenario(path: Path) -> None:
+    """Each hand-written fixture renders every harness scenario (reasoning only where it has some),
+    with every argument value, and refuses unknown roles."""
+    rt = _harness()
+    source = path.read_text(encoding="utf-8")
+    for name, text, why, msg in _harness_cases(rt, source):
+        if text is None:
+            assert name.startswith("reasoning") and path.stem in NO_REASONING, (name, why)
+            continue
+        for c in msg.get("tool_calls", []):
+            assert c["function"]["name"] in text
+    with pytest.raises(jinja2.exceptions.TemplateError):
+        ENV.from_string(source).render(messages=[{"role": "narrator", "content": "x"}])
+
+
+def _incoming_call(stem: str, args: dict[str, Any]) -> str:
+    tmpl = ENV.from_string((Path(__file__).resolve().parent.parent / "templates" / "incoming" / f"{stem}.jinja")
+                           .read_text(encoding="utf-8"))
+    history = [{"role": "user", "content": "Look it up."}]
+    msg = {"role": "assistant", "content": "", "tool_calls": [_call(1, "probe", args)]}
+    prompt = tmpl.render(messages=history, tools=TOOLS, add_generation_prompt=True)
+    return tmpl.render(messages=[*history, msg], tools=TOOLS)[len(prompt):]
+
+
+@pytest.mark.parametrize("s", [*AWKWARD, "- x", "a: b", "a #b", "x:", "1e3", "Yes", "~", "@x", "0x1F", ".5", "1_000"])
+def test_incoming_fixtures_read_back_with_standard_parsers(s: str) -> None:
+    """Where a standard parser exists (YAML, POSIX shell, XML-RPC, JSON), it reads the fixture's calls
+    back to the arguments (XML parsers turn a carriage return into a line break)."""
+    import shlex
+    import xmlrpc.client
+
+    import yaml
+
+    args = {"s": s, "n": 7, "x": 2.5, "b": True, "z": None, "o": {"k": s, "l": [1, 2]}, "a": [s, "b"]}
+    out = _incoming_call("yaml_call_list", args).split("<|/turn|>")[0]
+    assert yaml.safe_load(out)["tool_calls"][0] == {"name": "probe", "id": "call00001", "arguments": args}
+    out = _incoming_call("shell_flags", args).split("```sh\n")[1].split("\n```")[0]
+    words = shlex.split(out)
+    assert words[:2] == ["CALL_ID=call00001", "probe"]
+    assert words[2:] == ["--s", s, "--n", "7", "--x", "2.5", "--b", "--z", "null", "--o", json.dumps(args["o"], ensure_ascii=False),
+                         "--a", json.dumps(args["a"], ensure_ascii=False)]
+    params, method = xmlrpc.client.loads(_incoming_call("xmlrpc_calls", args).split("[[/assistant]]")[0])
+    assert method == "probe" and params[0] == json.loads(json.dumps(args).replace("\\r\\n", "\\n"))
+    batch = json.loads(_incoming_call("jsonrpc_batch", args).split("<|rpc|>")[1].split("<end_of_turn>")[0])
+    assert batch == [{"jsonrpc": "2.0", "id": "call00001", "method": "probe", "params": args}]
