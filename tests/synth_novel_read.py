@@ -13,92 +13,26 @@ import json
 import re
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import unquote
 
 import synth_novel as sn
 from synth_axes import Obj
-from synth_read import IDENT, Reader, Unreadable, Values, read_string, schema_of, sub_schema, typed, types_of
+from synth_values import (
+    IDENT,
+    Reader,
+    Unreadable,
+    Values,
+    nquote,
+    read_nstring,
+    read_string,
+    schema_of,
+    sub_schema,
+    typed,
+    types_of,
+)
 
 ID = r"[A-Za-z0-9_\-]+"
 
 
-def nquote(codec: str) -> str | None:
-    """What a quoted string of ``codec`` starts with (None: the codec does not quote)."""
-    if codec in ("json", "rust", "elixir", "tcl", "css", "logfmt", "csv_min"):
-        return '"'
-    if codec in ("python_single", "ruby_single", "single_doubled"):
-        return "'"
-    return {"erlang": "<<", "latex": "{"}.get(codec)
-
-
-def _escaped_until(r: Reader, stop: str) -> str:
-    """Text with backslash escapes up to an unescaped match of ``stop`` (or the end)."""
-    out, pat = [], re.compile(stop)
-    while not r.done and not pat.match(r.s, r.i):
-        c = r.s[r.i]
-        if c == "\\" and r.i + 1 < len(r.s):
-            e = r.s[r.i + 1]
-            out.append({"n": "\n", "r": "\r", "t": "\t"}.get(e, e))
-            r.i += 2
-        else:
-            out.append(c)
-            r.i += 1
-    return "".join(out)
-
-
-def read_nstring(r: Reader, codec: str, stop: str = "") -> str:
-    """A string written with one of synth_novel's codecs (unquoted ones read up to regex ``stop``)."""
-    if codec.startswith("bs:"):
-        return _escaped_until(r, stop or r"\n")
-    if codec == "rust":
-        s = read_string(r, "json")
-        r.expect(".to_string()")
-        return s
-    if codec in ("elixir", "tcl"):
-        r.expect('"')
-        return _escaped_until(r, '"') + ("" if r.eat('"') else _raise("unterminated string"))
-    if codec == "css":
-        r.expect('"')
-        out = []
-        while not r.at('"'):
-            if r.done:
-                raise Unreadable("unterminated CSS string")
-            m = r.match(r"\\([0-9a-fA-F]{1,6}) ?")
-            if m:
-                out.append(chr(int(m.group(1), 16)))
-            elif r.eat("\\"):
-                out.append(r.s[r.i])
-                r.i += 1
-            else:
-                out.append(r.s[r.i])
-                r.i += 1
-        r.i += 1
-        return "".join(out)
-    if codec == "erlang":
-        r.expect("<<")
-        s = read_string(r, "json")
-        r.expect(">>")
-        return s
-    if codec == "latex":
-        r.expect("{")
-        s = _escaped_until(r, "}")
-        r.expect("}")
-        return s
-    if codec == "logfmt":
-        return read_string(r, "json") if r.at('"') else r.need(r"[^\s]*").group(0)
-    if codec == "wiki":
-        return html.unescape(r.need(r"(?:(?!\||\}\})[\s\S])*").group(0))
-    if codec == "email":
-        return r.need(r"(?:(?!\n(?!\t))[\s\S])*").group(0).replace("\n\t", "\n")
-    if codec == "percent_path":
-        return unquote(r.need(r"[^/?\s]*").group(0))
-    if codec == "prop":
-        return _escaped_until(r, r"\n")
-    return read_string(r, codec, stop)
-
-
-def _raise(why: str) -> str:
-    raise Unreadable(why)
 
 
 class NValues(Values):
@@ -252,7 +186,9 @@ def _nodes(r: Reader, v: NValues, schema: dict[str, Any], ind: str, semi: bool) 
         items = []
         while r.eat(" "):
             items.append(v.value(r, sub_schema(sch, len(items)) if "array" in types_of(sch) else sch))
-        out[k] = items if "array" in types_of(sch) else items[0] if len(items) == 1 else _raise(f"{k}: {items}")
+        if "array" not in types_of(sch) and len(items) != 1:
+            raise Unreadable(f"{k}: {len(items)} values")
+        out[k] = items if "array" in types_of(sch) else items[0]
         r.expect(";" if semi else "")
     return out
 
@@ -326,7 +262,7 @@ def _put(out: dict[str, Any], path: list[str], value: Any) -> None:
 
 
 # ---------------------------------------------------------------- one call per form
-def _read_call(n: sn.Novel, r: Reader, tools: list[dict[str, Any]] | None, row: str = "") -> dict[str, Any]:
+def _read_call(n: sn.Novel, r: Reader, tools: list[dict[str, Any]] | None) -> dict[str, Any]:
     f, ids = n.spec, n.ids == "on"
     st = f.style
     call: dict[str, Any] = {"id": None, "name": None, "arguments": {}}
