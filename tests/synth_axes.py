@@ -26,7 +26,13 @@ arguments given (``tests/test_synth_axes.py``). Axes (``AXES``):
 * ``strings``, ``booleans``, ``null``: the value codec and spellings (``STRINGS``, ``BOOLEANS``, ``NULLS``),
   each limited to what its encoding can read back;
 * ``nested``: objects and arrays as JSON (passed through the string codec where strings are not
-  self-delimiting: shell, CSV, query, XML) or ``native`` in the encoding's own syntax;
+  self-delimiting: shell, CSV, query, XML) or ``native`` in the encoding's own syntax. Per encoding:
+  JSON always for json / json_string / json_flat, shell (in shell quotes), CSV (CSV-quoted), INI,
+  XML attributes (entity-escaped); native always for EDN ``{:k v}`` ``[a b]``, plist ``(:k v)``
+  ``(a b)``, Lua ``{k = v}`` ``{a, b}``, Ruby ``{k: v}`` / ``{"k" => v}`` ``[a, b]``, Nix
+  ``{ k = v; }`` ``[ a b ]``, TOML inline tables, positional_sexp (plist); either for query
+  (``a[b][0]=v`` brackets), HCL (``{ k = v }``), XML children (child elements, ``<item>`` per array
+  item), YAML (block mappings and ``- `` sequences), kwargs and positional (Python literals);
 * ``reasoning``: none, ``<think>``, ``<think>`` opened by the generation prompt, ``<<thinking>>``,
   ``<<thinking>>`` opened by the prompt (history always writes the block), ``:::thinking``, a
   ``Thought:`` label ended by a blank line, ``[THINK]`` opened by the prompt;
