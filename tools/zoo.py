@@ -8,7 +8,8 @@ Writes three template sets into a folder and runs the conformance harness
 * ``fixtures``: the hand-written templates waiting in ``templates/incoming/``.
 
 Prints per set the scenarios passed and the formats read whole ("formats read whole: 10/48"),
-and with ``--by-axis`` which axis values fail. The code measured is the autoparser package under
+with ``--by-axis`` which axis values fail and with ``--why N`` the commonest failure reasons; the
+harness's full results are left in ``<out>/<set>/_result.json`` (``-v`` shows its warnings). The code measured is the autoparser package under
 ``--code`` (default: the checkout holding this script), so it measures /work/main or any worktree.
 
 Usage:
