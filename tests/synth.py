@@ -17,13 +17,17 @@ combination because it is general, not because the family was seen before. Axes:
   block that ends with the opener of the answer (``<|thinking|>…<|answer|>``).
 
 ``combinations()`` lists every coherent combination, ``render(combo)`` writes its template.
-Nothing here imports autoparser.
+Issue 21's further axes (argument encodings, name and id placements, value codecs and spellings,
+reasoning delimiters) are too many to combine exhaustively: ``tests/synth_axes.py`` draws them
+(``drawn(n, seed)`` here). Nothing here imports autoparser.
 """
 
 from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+
+import synth_axes
 
 ROLES = {
     # name: (turn open for ROLE, turn close, assistant header)
@@ -60,6 +64,12 @@ class Combo:
     @property
     def id(self) -> str:
         return "-".join((self.roles, self.markers, self.name, self.args, self.envelope, self.reasoning))
+
+
+def drawn(n: int = synth_axes.N_DRAWN, seed: int = synth_axes.SEED) -> list[synth_axes.Format]:
+    """Issue 21's seeded draw of ``n`` formats (``synth_axes.DRAWN`` is the fixed one);
+    ``synth_axes.render(f)`` writes each template."""
+    return synth_axes.draw(n, seed)
 
 
 def coherent(c: Combo) -> bool:
