@@ -155,8 +155,8 @@ def json_layout(obj: dict[str, Any], args_string: bool) -> JsonLayout | None:
             args_path = path
         if isinstance(v, str) and N.ARG1 in v and v != NM and args_path is None:
             args_path, args_string = path, True
-    if name_path is None or args_path is None:
-        return None
+    if name_path is None or args_path is None or (args_path == () and not name_is_key):
+        return None   # no arguments member (arguments flattened beside the name: a layout reads them)
     if id_path is None and not name_is_key:
         # an id the template writes itself ("tool_call_id": "0"): any other key naming an id
         for k in obj:
