@@ -76,6 +76,7 @@ class JsonLayout:
     name_is_key: bool = False        # Apertus: {"get_weather": {...}}
     args_as_string: bool = False     # arguments rendered as a JSON string
     id_after_args: bool = False      # the template writes "id" after "arguments"
+    constants: tuple[str, ...] = ()  # other members the template writes in every call ("jsonrpc": "2.0")
 
 
 @dataclass(frozen=True)

@@ -153,8 +153,8 @@ def json_layout(obj: dict[str, Any], args_string: bool) -> JsonLayout | None:
             id_path = path
         if isinstance(v, dict) and N.ARG1 in v and args_path is None:
             args_path = path
-        if isinstance(v, str) and N.ARG1 in v and v != NM and args_path is None:
-            args_path, args_string = path, True
+        if isinstance(v, str) and N.ARG1 in v and v != NM and args_path is None and _json_object_with(v, N.ARG1):
+            args_path, args_string = path, True   # a JSON string holding the JSON arguments
     if name_path is None or args_path is None or (args_path == () and not name_is_key):
         return None   # no arguments member (arguments flattened beside the name: a layout reads them)
     if id_path is None and not name_is_key:
@@ -166,8 +166,11 @@ def json_layout(obj: dict[str, Any], args_string: bool) -> JsonLayout | None:
     keys = list(obj.keys())
     id_after = id_path is not None and bool(id_path) and not name_is_key and id_path[0] in keys \
         and args_path is not None and args_path[0] in keys and keys.index(id_path[0]) > keys.index(args_path[0])
+    read = {p[0] for p in (name_path, args_path, id_path) if p}
+    constants = tuple(k for k in keys if isinstance(k, str) and k not in read and not name_is_key)
     return JsonLayout(name_path=tuple(name_path), args_path=tuple(args_path), id_path=tuple(id_path or ()),
-                      name_is_key=name_is_key, args_as_string=args_string, id_after_args=id_after)
+                      name_is_key=name_is_key, args_as_string=args_string, id_after_args=id_after,
+                      constants=constants)
 
 
 # ------------------------------------------------------------------ unit split
@@ -425,6 +428,8 @@ def _json_style(turns: CallTurns, obj: tuple[int, int, Any, bool], base: int, eo
     layout = json_layout(value, turns.args_string)
     if layout is None:
         return None
+    if IM in turns.one[base:] and IM not in turns.one[s1:e1]:
+        return None   # the id is written outside the call object: a layout reads the call
 
     def finder(two: str, first: int, second: int) -> tuple[int, int] | None:
         a = find_call_object(two, first)

@@ -261,7 +261,7 @@ class JsonCallReader(CallReader):
                             self._args_path, layout.id_path) if p]
         out = []
         for path, (start, stop) in sc.spans.items():
-            if not path or stop < 0 or path[-1] in _ENVELOPE_KEYS:
+            if not path or stop < 0 or path[-1] in _ENVELOPE_KEYS or path[0] in layout.constants:
                 continue
             if any(r[:len(path)] == path for r in read):
                 continue      # read, or on the way to what is read

@@ -154,10 +154,14 @@ def _after_needles(text: str, lo: int, hi: int) -> int:
 
 
 def _inside_tag(text: str, a: int, b: int) -> bool:
-    """``text[a:b]`` lies inside one ``<...>`` tag: an unclosed ``<`` before it, its ``>`` after."""
-    lt, gt = text.rfind("<", 0, a), text.rfind(">", 0, a)
-    after_gt, after_lt = text.find(">", b), text.find("<", b)
-    return lt > gt and after_gt >= 0 and (after_lt < 0 or after_gt < after_lt) and "<" not in text[a:b].replace("&lt;", "")
+    """``text[a:b]`` lies inside one ``<...>`` tag or ``[...]`` bracket: opened before it, closed after."""
+    for op, cl in (("<", ">"), ("[", "]")):
+        lt, gt = text.rfind(op, 0, a), text.rfind(cl, 0, a)
+        after_gt, after_lt = text.find(cl, b), text.find(op, b)
+        if lt > gt and after_gt >= 0 and (after_lt < 0 or after_gt < after_lt) and \
+                op not in text[a:b].replace("&lt;", ""):
+            return True
+    return False
 
 
 def _key_again(text: str, key: str) -> str:
