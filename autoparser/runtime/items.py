@@ -59,7 +59,7 @@ class ItemsReader(Phases):
     """The arguments of one call, written as items; emits JSON text through ``emit``."""
 
     def __init__(self, emit: Callable[[str], None], items: Items, schema: Mapping[str, Any],
-                 end_sources: tuple[str, str]) -> None:
+                 end_sources: tuple[str, str], hold: int = 0) -> None:
         self.emit = emit
         self.items = items
         self.values = items.values
@@ -67,6 +67,7 @@ class ItemsReader(Phases):
         self.props: Mapping[str, Any] = props if isinstance(props, Mapping) else {}
         self.keys = tuple(k for k in self.props if isinstance(k, str))
         self.end_sources = end_sources   # what may follow the arguments: while streaming, at the end
+        self.hold = hold                 # characters at the end of the text a value keeps back until final
         self.n = 0
         self.key = ""
         self.phase = "start"
@@ -246,6 +247,7 @@ class ItemsReader(Phases):
         if m is None:
             stop = len(buf)
             if not final:
+                stop = max(pos, stop - self.hold)   # what only the end of the text can end stays unread
                 self._take(buf[pos:stop], final=False)
                 self.scan = stop
                 return "more", stop
@@ -254,9 +256,10 @@ class ItemsReader(Phases):
             self.phase = "after"
             return "next", stop
         if m.partial:
-            self._take(buf[pos:m.start()], final=False)
-            self.scan = m.start()
-            return "more", m.start()
+            cut = max(pos, min(m.start(), len(buf) - self.hold))
+            self._take(buf[pos:cut], final=False)
+            self.scan = cut
+            return "more", cut
         self._take(buf[pos:m.start()], final=True)
         self._finish_value()
         if self.own_post:
@@ -310,10 +313,21 @@ class ItemsReader(Phases):
                 return "next", len(buf)
             return "more", len(buf)
         self._close_quoted()
-        pos += end
-        s_post = self.values.string.post
-        if s_post and buf.startswith(s_post, pos):
-            pos += len(s_post)
+        self.phase = "string_post"
+        return "next", pos + end
+
+    def _string_post(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        """The text the template writes after a quoted string's own quotes."""
+        return self._expect(self.values.string.post, buf, pos, final)
+
+    def _expect(self, post: str, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        """``post`` here, taken when it is (waiting while it may still be written), then the item's end."""
+        if post:
+            got = buf[pos:pos + len(post)]
+            if not final and len(got) < len(post) and post.startswith(got):
+                return "more", pos
+            if got == post:
+                pos += len(post)
         self.phase = "post"
         return "next", pos
 
@@ -353,12 +367,12 @@ class ItemsReader(Phases):
             return "more", len(buf)
         self._emit_nested(sc.text[:end])
         self.scanner = None
-        pos = self.value_start + end
-        post = self.values.nested_post
-        if post and buf.startswith(post, pos):
-            pos += len(post)
-        self.phase = "post"
-        return "next", pos
+        self.phase = "nested_post"
+        return "next", self.value_start + end
+
+    def _nested_post(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        """The text the template writes after a nested value (a closing quote)."""
+        return self._expect(self.values.nested_post, buf, pos, final)
 
     def _emit_nested(self, raw: str) -> None:
         for cand in (raw, python_to_json(raw)):

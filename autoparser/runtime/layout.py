@@ -72,6 +72,7 @@ class LayoutCallReader(Phases, CallReader):
         self.coded: list[str] = []
         self.inner = ""            # wrapped items: the decoded text read so far, and where the items reader is
         self.inner_pos = 0
+        self.items_done = False
         self.scan = 0
 
     # -------------------------------------------------------------- helpers
@@ -228,7 +229,11 @@ class LayoutCallReader(Phases, CallReader):
         codec = Codec.from_spec(args.codec)
         if self.decoder is None:
             self.decoder, self.scan, self.inner, self.inner_pos = codec.decoder(), pos, "", 0
-            self.items = ItemsReader(self._emit, args.items, self.engine.schema(self.name), (r"(?!)", r"\s*\Z"))
+            close = (r"\s*" + regex.escape(args.inner_close.strip())) if args.inner_close.strip() else ""
+            # the decoded text ends where the string does: its last characters are held back while the
+            # string may still end there
+            self.items = ItemsReader(self._emit, args.items, self.engine.schema(self.name),
+                                     (r"(?!)", close + r"\s*\Z"), hold=len(args.inner_close) + 8)
         assert self.items is not None
         if codec.self_delimiting:
             out, end = self.decoder.feed(buf[self.scan:], final)
@@ -242,10 +247,19 @@ class LayoutCallReader(Phases, CallReader):
         self.inner += out
         self.scan = stop
         done = end is not None or final
-        status, self.inner_pos = self.items.step(self.inner, self.inner_pos, done)
+        head = args.inner_open.strip()
+        if head and self.inner_pos == 0:
+            lead = self.inner.lstrip()
+            if not done and len(lead) < len(head) and head.startswith(lead):
+                return "more", stop
+            if lead.startswith(head):   # the text always written inside the string before the items
+                self.inner_pos = len(self.inner) - len(lead) + len(head)
+        if not self.items_done:
+            status, self.inner_pos = self.items.step(self.inner, self.inner_pos, done)
+            self.items_done = status != "more"
         if not done:
             return "more", stop
-        if status == "more":
+        if not self.items_done:
             self.items.truncate(self.inner)
         self.args_done = True
         return self._advance(stop)

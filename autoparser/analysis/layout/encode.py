@@ -21,7 +21,7 @@ def encode_args(layout: CallLayout, args: Mapping[str, Any]) -> str:
     """The arguments hole as the layout writes it."""
     a = layout.args
     if a.kind == "items" and a.items is not None:
-        text = encode_items(a.items, args)
+        text = a.inner_open + encode_items(a.items, args) + a.inner_close
         return Codec.from_spec(a.codec).encode(text) if a.codec else text
     return nested_text(dict(args), "python" if a.kind == "python" else a.serializer, a.codec)
 

@@ -504,7 +504,10 @@ def learn_call_layout(r: Renders, units: CallUnits, marker: str, why: list[str] 
     if items is None:
         why.append(f"no items in the arguments {r1!r}")
         return None
-    pieces = pieces_of(one[lo:hi], (region[0] - lo, region[1] - lo))
+    hole, inner = region, ("", "")
+    if wrap:
+        hole, inner = _string_bounds(one, region, lo, hi, wrap)
+    pieces = pieces_of(one[lo:hi], (hole[0] - lo, hole[1] - lo))
     if pieces is None:
         why.append(f"the call's pieces are not one name, at most one id and the arguments: {one[lo:hi]!r}")
         return None
@@ -519,7 +522,29 @@ def learn_call_layout(r: Renders, units: CallUnits, marker: str, why: list[str] 
     if values is None:
         return None
     items = replace(items, values=values)
-    return CallLayout(pieces=pieces, args=ArgsLayout(kind="items", codec=wrap, items=items))
+    return CallLayout(pieces=pieces, args=ArgsLayout(kind="items", codec=wrap, items=items,
+                                                     inner_open=inner[0], inner_close=inner[1]))
+
+
+def _string_bounds(one: str, region: tuple[int, int], lo: int, hi: int, wrap: str
+                   ) -> tuple[tuple[int, int], tuple[str, str]]:
+    """The whole string the escaped arguments are written in (``"{k: 'v'}"``: the brackets inside the
+    quotes too), and the text it always holds before and after the items; the region itself when the
+    codec writes no quotes."""
+    codec = codecs.Codec.from_spec(wrap)
+    quote = '"' if wrap.startswith("json") else wrap[len("quoted("):][:1] if wrap.startswith("quoted(") else ""
+    if not quote or not codec.self_delimiting:
+        return region, ("", "")
+    a = one.rfind(quote, lo, region[0])
+    b = one.find(quote, region[1], hi)
+    if a < 0 or b < 0:
+        return region, ("", "")
+    before, after = one[a + 1:region[0]], one[region[1]:b]
+    dec_b, ok_b = codec.decode_checked(before)
+    dec_a, ok_a = codec.decode_checked(after)
+    if not (ok_b and ok_a) or len(before) > 16 or len(after) > 16:
+        return region, ("", "")
+    return (a + 1, b), (dec_b, dec_a)
 
 
 # the codecs a template may escape the whole arguments text with, inside quotes the layout writes

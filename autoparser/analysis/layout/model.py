@@ -47,6 +47,8 @@ class ArgsLayout:
     codec: str = ""
     serializer: str = "json"         # kind "json": "json" or "json(compact)" as the template writes it
     items: Items | None = None
+    inner_open: str = ""             # items inside a codec: text always written before them inside it ("{")
+    inner_close: str = ""            # ... and after them
 
 
 @dataclass(frozen=True)
