@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import regex
 
-from ..diff.split import first_marker
+from ..diff.split import common_prefix_len, first_marker, fix_prefix_end
 from ..markers import definition as mk
 from ..probes import needles as N
 from ..probes.prober import Prober
@@ -109,8 +109,13 @@ def _last_line(text: str) -> str:
     return text[body.rfind("\n") + 1:]
 
 
-def _find_start(full: str, r: int, prompt: str, base: str, gp: str, content_full: str | None) -> str:
-    """The opening marker of the reasoning block whose needle sits at ``full[r]``."""
+def _find_start(full: str, r: int, prompt: str, base: str, gp: str, content_full: str | None,
+                blank_end: bool = False) -> str:
+    """The opening marker of the reasoning block whose needle sits at ``full[r]``.
+
+    With ``blank_end`` (only line breaks follow the reasoning), a marker that also directly precedes
+    the answer in a plain turn is no header but the block's opener, which that turn writes empty
+    (``Thought: ⏎⏎A``), unless it names the speaker."""
     before = full[:r]
     if full.startswith(prompt):
         start = marker_run_before(before, len(prompt))
@@ -122,7 +127,7 @@ def _find_start(full: str, r: int, prompt: str, base: str, gp: str, content_full
             return full[len(prompt):r]
     floor = len(base) if full.startswith(base) else 0
     start = drop_header(marker_run_before(before, floor), content_full)
-    if start.strip() and not _is_header(start, content_full):
+    if start.strip() and (not _is_header(start, content_full) or (blank_end and not _ROLE.search(start))):
         return start
     line = _last_line(before)
     if line.strip() and not mk.search(line):
@@ -148,6 +153,56 @@ def _find_end(between: str, answer_found: bool, content_start: str) -> str:
     while end < len(between) and between[end] in " \t\r\n":
         end += 1
     return between[:end]
+
+
+def _turn(reasoning: str | None, scope: str) -> tuple[dict[str, Any], list[dict[str, Any]] | None]:
+    """The probe turn (and its tools) holding ``reasoning``, as found: with the answer, or with a call."""
+    msg: dict[str, Any] = {"role": "assistant", "content": N.ASSISTANT}
+    tools = None
+    if scope == "tools_only":
+        msg, tools = {"role": "assistant", "content": "", "tool_calls": [N.call(N.ID1, N.FN1, {N.ARG1: N.VAL1})]}, \
+            N.TOOLS
+    if reasoning is not None:
+        msg["reasoning_content"] = reasoning
+    return msg, tools
+
+
+def _written_opener(pr: Prober, full: str, r: int, scope: str, on_kw: dict[str, Any], floor: int) -> str:
+    """What the template writes before the reasoning needle at ``full[r]`` when no marker is found there.
+
+    The turn rendered without reasoning shares everything else: what only the reasoning brings opens
+    it (``<<thinking>>``, ``Thought: ``), its last line when it spans several. When that turn writes the
+    block too, empty (thinking on by default), the line before the needle opens it if it is one token
+    that holds a marker shape without being one (``<<thinking>>``), within the turn (after ``floor``).
+    "" when a second reasoning text changes what surrounds the needle, or nothing fits."""
+    plain_msg, tools = _turn(None, scope)
+    plain = pr.full(plain_msg, tools, **on_kw)
+    other = pr.full(_turn(N.REASONING_TWO, scope)[0], tools, **on_kw)
+    tail = full[r + len(N.REASONING):]
+    if not plain or not other or not other.startswith(full[:r]) or not other.endswith(tail):
+        return ""
+    p = min(common_prefix_len(plain, full), r)
+    p = min(fix_prefix_end(full, p), _word_start(full, p))
+    opener = full[p:r]
+    if not opener.strip():
+        line = _last_line(full[floor:r])
+        token = line.strip()
+        glued = 2 <= len(token) <= mk.MAX_LEN and not any(c.isspace() for c in token)
+        return line if glued and mk.search(token) is not None and mk.fullmatch(token) is None else ""
+    # only the last line: a header the turn writes before it belongs to the turn (never a lone newline)
+    line_start = opener.rstrip("\n").rfind("\n") + 1
+    return opener[line_start:] if opener[line_start:].strip() else ""
+
+
+def _word_start(text: str, i: int) -> int:
+    """``i``, moved back to the start of the word it cuts (``Th|ought:`` gives the ``T``)."""
+    while 0 < i < len(text) and _wordy(text[i - 1]) and _wordy(text[i]):
+        i -= 1
+    return i
+
+
+def _wordy(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
 
 
 def analyze_reasoning(pr: Prober, source: str, content_start: str = "") -> ReasoningFormat:
@@ -180,11 +235,16 @@ def analyze_reasoning(pr: Prober, source: str, content_start: str = "") -> Reaso
             base = pr.render(pr.history, N.TOOLS, False, **on_kw) or ""
     if full and N.REASONING in full:
         r = full.index(N.REASONING)
-        start = _find_start(full, r, prompt, base, gp_on, content_full)
         after = full[r + len(N.REASONING):]
         a = after.find(N.ASSISTANT)
         end = _find_end(after[:a] if a >= 0 else after, a >= 0, content_start)
-        if not end.strip():
+        start = _find_start(full, r, prompt, base, gp_on, content_full, a >= 0 and "\n" in end and not end.strip())
+        if not start.strip() and end.strip():
+            # no marker before the needle: what the template writes there, if anything, opens the block
+            start = _written_opener(pr, full, r, scope, on_kw, len(base) if full.startswith(base) else 0)
+        if not end.strip() and not (start.strip() and a >= 0 and "\n" in end):
+            # a closer of whitespace only ends the block at its first line break or blank line (a label
+            # "Thought: " ended by a blank line); without an opener it is no reasoning format
             return ReasoningFormat()
         mode: ReasoningMode = "tagged" if start.strip() else "delimiter"
         prefilled = bool(start.strip()) and gp_on.rstrip().endswith(start.strip())
