@@ -251,7 +251,7 @@ def analyze_reasoning(pr: Prober, source: str, content_start: str = "") -> Reaso
         return ReasoningFormat(mode=mode, start=start, end=end, scope=scope, prefilled=prefilled, **toggles)
     # reasoning dropped from history: read the generation prompt
     for gp in (gp_on, gp_off):
-        opened = drop_header(marker_run_before(gp), content_full)
+        opened = drop_header(marker_run_before(gp), content_full) or _prompt_opener(gp, content_full)
         answer_end = content_full[content_full.index(N.ASSISTANT):] if content_full and \
             N.ASSISTANT in content_full else ""
         if opened and not _ROLE.search(opened):
@@ -271,6 +271,18 @@ def analyze_reasoning(pr: Prober, source: str, content_start: str = "") -> Reaso
     if stripped:
         return ReasoningFormat(mode="tagged", start=stripped[0], end=stripped[1], **toggles)
     return ReasoningFormat()
+
+
+def _prompt_opener(gp: str, content_full: str | None) -> str:
+    """The generation prompt's last line when it is one token with a marker character that no marker
+    definition reads and the plain turn does not write (``<<thinking>>``): a block the prompt opens."""
+    line = _last_line(gp)
+    token = line.strip()
+    if not 2 <= len(token) <= mk.MAX_LEN or any(c.isspace() for c in token) or _ROLE.search(token):
+        return ""
+    if content_full is None or token in content_full or not any(mk.marker_char(c) for c in token):
+        return ""
+    return line
 
 
 _SPLIT_LITERAL = regex.compile(r"""\.split\(\s*(['"])([^'"\\\n]{2,60})\1\s*\)""")
