@@ -217,6 +217,14 @@ def test_label_closer_only_at_a_line_start(folder: Path) -> None:
         {"reasoning": "The Answer: is 4, I think.", "content": "4"}
 
 
+def test_answer_label_only_at_a_line_start() -> None:
+    """The answer's own label (``Answer:``, the content wrapper of a label pair) is dropped only where a
+    line begins: mid-sentence it is prose."""
+    req = turns.fixture_template("label_pair_prefill").apply(USER, chat_template_kwargs={"enable_thinking": False})
+    assert _both(req, "The Answer: is 42.") == {"reasoning": None, "content": "The Answer: is 42."}
+    assert _both(req, "Answer:\nThe Answer: is 42.") == {"reasoning": None, "content": "The Answer: is 42."}
+
+
 def test_closer_that_prefixes_its_opener(folder: Path) -> None:
     """``:::`` closes ``:::thinking``: at the start of the output the longer opener wins."""
     req = _request("colon_fence", "history", folder)

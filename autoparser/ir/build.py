@@ -201,7 +201,7 @@ def _reasoning(b: _Builder, r: ReasoningPlan, opener: str, answer_markers: tuple
         return "none", None
     stops = [opener] if opener else []
     if r.unopened:   # as the engine: a call, the opener or an answer wrapper before the close ends the hold
-        stops += [start, *(mk.pattern(m) for m in answer_markers if m.strip())]
+        stops += [s for s in (start, *(mk.pattern(m) for m in answer_markers if m.strip())) if s]
     avoid = "|".join(stops) if (r.tentative or r.unopened) and stops else ""
     # a block closed by the answer's own opener (``Thought: R\nAnswer: ``): a call's opener ends it too
     answer_start = answer_markers[0].strip() if answer_markers else ""

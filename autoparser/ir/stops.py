@@ -76,7 +76,9 @@ def content_stops(plan: RequestPlan) -> tuple[Stop, ...]:
         calls = call_marker(plan)
         add("aside", Marker("aside_start", head), (f"(?!{calls.source})" if calls is not None else "") + mk.pattern(head))
     if c.start and not answer_start:
-        add("cwrap", Marker("content_start", c.start), mk.pattern(c.start) + dm.word_end(c.start))
+        # a label (``Answer:``) only where a line begins, as the reasoning's: "The Answer: is" stays prose
+        add("cwrap", Marker("content_start", c.start),
+            mk.line_anchor(c.start, opener=True) + mk.pattern(c.start) + dm.word_end(c.start))
     if c.end:
         add("cwrap2", Marker("content_end", c.end), mk.pattern(c.end), strict=bool(c.end.strip()))
     # an answer before calls may have its own wrapper (a channel format's commentary preamble): the first two
