@@ -1,7 +1,12 @@
 """Reasoning analysis: markers around ``reasoning_content``, prefill and the thinking toggle.
 
 R1: render a turn with and without reasoning; the markers next to the needle
-are the start and end. R2: render the generation prompt with thinking on and
+are the start and end. Where no marker definition names what sits there, the
+text the template writes around the needle is: what the turn without reasoning
+does not share opens the block (``<<thinking>>``, ``Thought: ``), checked with a
+second reasoning text, and a closer may be line breaks alone (a label ended by a
+blank line: the block ends at the first one, see ``markers.block_pattern``).
+R2: render the generation prompt with thinking on and
 off; an opened block (``<think>\\n``) means the prompt prefills reasoning, an
 empty closed one (``<think>\\n\\n</think>``) means thinking is off. When the
 template drops reasoning from history (QwQ, R1-Distill) the opened block in the

@@ -85,7 +85,7 @@ def line_anchor(marker: str, opener: bool) -> str:
     """The anchor a reasoning block's marker of plain text takes: a label (``Thought:``, ``Reasoning:``,
     ``:::thinking``, ``### Answer``; not token-shaped) is a marker only where a line begins, so that prose
     with ``Thought:`` mid-sentence stays prose. An opener is written where the output or a line begins; a
-    closer only when the template renders it after a line break (``"\nAnswer:"``). "" for a token-shaped
+    closer only when the template renders it after a line break (``⏎Answer:``). "" for a token-shaped
     marker (``<think>``), which is a marker wherever it is."""
     body = marker.strip()
     if not body or token_shaped(body):
@@ -95,7 +95,7 @@ def line_anchor(marker: str, opener: bool) -> str:
 
 def block_pattern(marker: str, opener: bool) -> str:
     """Regex source for a reasoning block's opener or closer: :func:`pattern` with its :func:`line_anchor`;
-    a closer of whitespace alone ends the block at its line breaks (``"\n\n"``: the first blank line,
+    a closer of whitespace alone ends the block at its line breaks (``⏎⏎``: the first blank line,
     whatever spaces it holds). "" for a marker of no text."""
     if not marker.strip():
         breaks = marker.count("\n")

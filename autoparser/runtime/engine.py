@@ -86,8 +86,7 @@ def compile_tables(g: ir.Grammar) -> _Tables:
         reasoning_reopen=mk.compile_source(mk.line_anchor(start, opener=True) + mk.pattern_label_optional(start))
         if start else None,
         reasoning_call=mk.compile_source(call_marker.source) if isinstance(call_marker, ir.Pattern) else None,
-        reasoning_close=mk.compile_source(mk.block_pattern(end, opener=False)) if mk.block_pattern(end, False)
-        else None,
+        reasoning_close=mk.compile_source(close) if (close := mk.block_pattern(end, opener=False)) else None,
         section_end=mk.compile_marker(t.section_end) if t is not None else None,
         call_start=mk.compile_marker(t.call_start) if t is not None else None,
         separator=mk.compile_marker(t.separator) if t is not None else None,
