@@ -77,16 +77,17 @@ def pattern_label_optional(marker: str) -> str:
     return pattern(m.group(1)) + r"(?:\s*" + regex.escape(label) + r"|(?!\s*(?:" + prefixes + r")\Z))"
 
 
-# where a line begins: the start of the output or a line break, then at most a little indentation
-LINE_START = r"(?<=(?:\A|\n)[ \t]{0,8})"
+# where a line begins or a marker ends: the start of the output, a line break or a marker's closing bracket
+# (``[/THINK]```json``), then at most a little indentation
+LINE_START = r"(?<=(?:\A|\n|[>\]|｜])[ \t]{0,8})"
 
 
 def line_anchor(marker: str, opener: bool) -> str:
-    """The anchor a reasoning block's marker of plain text takes: a label (``Thought:``, ``Reasoning:``,
-    ``:::thinking``, ``### Answer``; not token-shaped) is a marker only where a line begins, so that prose
-    with ``Thought:`` mid-sentence stays prose. An opener is written where the output or a line begins; a
-    closer only when the template renders it after a line break (``⏎Answer:``). "" for a token-shaped
-    marker (``<think>``), which is a marker wherever it is."""
+    """The anchor a marker of plain text takes around reasoning and the answer: a label (``Thought:``,
+    ``Reasoning:``, ``Answer:``, ``:::thinking``, a fence; not token-shaped) is a marker only where a line
+    begins or another marker ends (:data:`LINE_START`), so that prose with ``Thought:`` mid-sentence stays
+    prose. An opener is written there; a closer only when the template renders it after a line break
+    (``⏎Answer:``). "" for a token-shaped marker (``<think>``), which is a marker wherever it is."""
     body = marker.strip()
     if not body or token_shaped(body):
         return ""
