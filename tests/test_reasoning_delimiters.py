@@ -281,6 +281,7 @@ def test_block_pattern() -> None:
         return [m.group() for m in regex.finditer(mk.block_pattern(marker, opener), text)]
 
     assert found("Thought: ", True, "Thought: a\nx Thought: b\n  Thought: c") == ["Thought:", "Thought:"]
+    assert found("Thought: ", True, "[/X]Thought: a <b> Thought: b") == ["Thought:", "Thought:"]   # after a marker
     assert found("\nAnswer:\n", False, "the Answer: is\nAnswer:\n") == ["Answer:"]
     assert found(" Answer: ", False, "the Answer: is") == ["Answer:"]      # written mid-line: anywhere
     assert found("<think>", True, "a <think> b") == ["<think>"]            # token-shaped: anywhere
