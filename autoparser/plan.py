@@ -405,6 +405,11 @@ def prompt_reasoning_state(a: Analysis, options: RequestOptions, prompt: str) ->
         i = tail.rfind(start)
         if i >= 0:
             after = tail[i + len(start):]
+            if not end and r.end.strip(" \t"):
+                # a closer of line breaks alone (a blank line): the empty block "Thought: \n\n" is closed
+                rest = tail[i + len(r.start):] if tail.startswith(r.start, i) else after
+                if re.search(mk.block_pattern(r.end, opener=False), rest):
+                    return False, True, ""
             if not after.strip():
                 return True, False, tail[i:]
             if end and after.strip() == end:

@@ -26,6 +26,7 @@ WRAPPED = {
     "command_r_action": ("<|START_RESPONSE|>", "<|END_RESPONSE|>"),
     "answer_wraps_calls": ("<answer>", "</answer>"),
     "react_labels": ("Answer:", ""),          # a label line: the turn's end does not pair with it
+    "label_pair_prefill": ("Answer:", ""),    # the last reply always has the block with thinking on
 }
 # fixture -> end-of-turn markers written after the answer (README's Output column)
 END_OF_TURN: dict[str, tuple[str, ...]] = {
@@ -68,6 +69,10 @@ END_OF_TURN: dict[str, tuple[str, ...]] = {
     "yaml_args": ("<|end|>",),
     "kwargs_pairs": ("<|/turn|>",),
     "attr_json": ("<|end|>",),
+    "label_blank_line": ("<|im_end|>",),
+    "label_pair_prefill": ("<|im_end|>",),
+    "double_angle_think": ("<|im_end|>",),
+    "colon_fence_think": ("<|im_end|>",),
 }
 # fixture -> the header that opens an assistant turn ("" when the generation prompt is empty)
 HEADER = {
@@ -102,6 +107,10 @@ HEADER = {
     "yaml_args": "<|start|>assistant",
     "kwargs_pairs": "<|turn|>assistant",
     "attr_json": "<|assistant|>",
+    "label_blank_line": "<|im_start|>assistant",
+    "label_pair_prefill": "<|im_start|>assistant",
+    "double_angle_think": "<|im_start|>assistant",
+    "colon_fence_think": "<|im_start|>assistant",
 }
 
 

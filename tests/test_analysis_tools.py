@@ -116,6 +116,9 @@ FIXTURE_TOOLS: dict[str, dict[str, Any]] = {
     "channels": {"style": "tagged", "args": "json", "call_start+name_prefix": "<|channel|>commentary to=functions.",
                  "name_suffix": "<|constrain|>json<|message|>", "call_close+call_end": "<|call|>",
                  "separator": "<|start|>assistant"},
+    # reasoning delimiters read off the renders (issue 21); their calls are Hermes JSON in tags
+    "label_blank_line": HERMES, "label_pair_prefill": HERMES, "double_angle_think": HERMES,
+    "colon_fence_think": HERMES,
     # formats the corpus does not contain (templates/README.md)
     "react_labels": {"style": "tagged", "args": "json", "section_start": "", "call_start+name_prefix": "Action:",
                      "name_suffix": "Action Input:", "call_close+call_end": ""},

@@ -11,6 +11,7 @@ Everything is skipped when ../shared is absent (set AUTOPARSER_SHARED to point e
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
@@ -180,6 +181,30 @@ def test_deterministic(path: Path, second_pass: SecondPass) -> None:
         return
     assert out.analysis is not None, f"analysis raised:\n{out.crash}"
     assert other == out.analysis.to_dict()
+
+
+# ------------------------------------------------------------------ the reasoning analysis moves only on purpose
+REASONING_SNAPSHOT = Path(__file__).with_name("corpus_reasoning.json")
+
+
+def test_reasoning_analysis_unchanged() -> None:
+    """Every template's reasoning analysis is the one stored in tests/corpus_reasoning.json: a change
+    to it must fix a template whose reasoning was read wrong (review the diff, then
+    ``python tools/update_corpus_reasoning.py``)."""
+    stored = json.loads(REASONING_SNAPSHOT.read_text(encoding="utf-8"))
+    changed = []
+    for path in CORPUS:
+        out = outcome(path)
+        if out.error is not None or out.unreadable is not None:
+            now: Any = type(out.error or out.unreadable).__name__
+        elif out.analysis is None:
+            now = "crash"
+        else:
+            r = out.analysis.reasoning
+            now = "none" if r.mode == "none" else dataclasses.asdict(r)
+        if stored.get(path.name) != now:
+            changed.append(f"{path.name}: {stored.get(path.name, '<missing>')!r} -> {now!r}")
+    assert not changed, "reasoning analysis changed:\n  " + "\n  ".join(changed)
 
 
 # ------------------------------------------------------------------ key templates: one call parses back

@@ -55,6 +55,7 @@ REFUSED_FIXTURES = {
     "yaml_args.jinja": "yaml-args",
     "kwargs_pairs.jinja": "yaml-args",
     "attr_json.jinja": "html-escaped",
+    "label_blank_line.jinja": "blank-line-closer",
 }
 # key template -> the reason its export is refused
 REFUSED_KEY = {
@@ -208,6 +209,7 @@ def _analysis(**tools: Any) -> Analysis:
 
 REFUSALS = {
     "reasoning-without-opener": _analysis(reasoning=ReasoningFormat(mode="delimiter", end="[END]")),
+    "blank-line-closer": _analysis(reasoning=ReasoningFormat(mode="tagged", start="Thought: ", end="\n\n")),
     "name-as-key": _analysis(style="json", json=JsonLayout(name_is_key=True), call_start="<tool_call>"),
     "markerless-parallel": Analysis(
         template="unit.jinja", assistant_header="<|im_start|>assistant",

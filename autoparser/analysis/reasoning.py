@@ -1,7 +1,12 @@
 """Reasoning analysis: markers around ``reasoning_content``, prefill and the thinking toggle.
 
 R1: render a turn with and without reasoning; the markers next to the needle
-are the start and end. R2: render the generation prompt with thinking on and
+are the start and end. Where no marker definition names what sits there, the
+text the template writes around the needle is: what the turn without reasoning
+does not share opens the block (``<<thinking>>``, ``Thought: ``), checked with a
+second reasoning text, and a closer may be line breaks alone (a label ended by a
+blank line: the block ends at the first one, see ``markers.block_pattern``).
+R2: render the generation prompt with thinking on and
 off; an opened block (``<think>\\n``) means the prompt prefills reasoning, an
 empty closed one (``<think>\\n\\n</think>``) means thinking is off. When the
 template drops reasoning from history (QwQ, R1-Distill) the opened block in the
@@ -15,7 +20,7 @@ from typing import Any, Literal
 
 import regex
 
-from ..diff.split import first_marker
+from ..diff.split import common_prefix_len, first_marker, fix_prefix_end
 from ..markers import definition as mk
 from ..probes import needles as N
 from ..probes.prober import Prober
@@ -109,8 +114,13 @@ def _last_line(text: str) -> str:
     return text[body.rfind("\n") + 1:]
 
 
-def _find_start(full: str, r: int, prompt: str, base: str, gp: str, content_full: str | None) -> str:
-    """The opening marker of the reasoning block whose needle sits at ``full[r]``."""
+def _find_start(full: str, r: int, prompt: str, base: str, gp: str, content_full: str | None,
+                blank_end: bool = False) -> str:
+    """The opening marker of the reasoning block whose needle sits at ``full[r]``.
+
+    With ``blank_end`` (only line breaks follow the reasoning), a marker that also directly precedes
+    the answer in a plain turn is no header but the block's opener, which that turn writes empty
+    (``Thought: ⏎⏎A``), unless it names the speaker."""
     before = full[:r]
     if full.startswith(prompt):
         start = marker_run_before(before, len(prompt))
@@ -122,7 +132,7 @@ def _find_start(full: str, r: int, prompt: str, base: str, gp: str, content_full
             return full[len(prompt):r]
     floor = len(base) if full.startswith(base) else 0
     start = drop_header(marker_run_before(before, floor), content_full)
-    if start.strip() and not _is_header(start, content_full):
+    if start.strip() and (not _is_header(start, content_full) or (blank_end and not _ROLE.search(start))):
         return start
     line = _last_line(before)
     if line.strip() and not mk.search(line):
@@ -148,6 +158,56 @@ def _find_end(between: str, answer_found: bool, content_start: str) -> str:
     while end < len(between) and between[end] in " \t\r\n":
         end += 1
     return between[:end]
+
+
+def _turn(reasoning: str | None, scope: str) -> tuple[dict[str, Any], list[dict[str, Any]] | None]:
+    """The probe turn (and its tools) holding ``reasoning``, as found: with the answer, or with a call."""
+    msg: dict[str, Any] = {"role": "assistant", "content": N.ASSISTANT}
+    tools = None
+    if scope == "tools_only":
+        msg, tools = {"role": "assistant", "content": "", "tool_calls": [N.call(N.ID1, N.FN1, {N.ARG1: N.VAL1})]}, \
+            N.TOOLS
+    if reasoning is not None:
+        msg["reasoning_content"] = reasoning
+    return msg, tools
+
+
+def _written_opener(pr: Prober, full: str, r: int, scope: str, on_kw: dict[str, Any], floor: int) -> str:
+    """What the template writes before the reasoning needle at ``full[r]`` when no marker is found there.
+
+    The turn rendered without reasoning shares everything else: what only the reasoning brings opens
+    it (``<<thinking>>``, ``Thought: ``), its last line when it spans several. When that turn writes the
+    block too, empty (thinking on by default), the line before the needle opens it if it is one token
+    that holds a marker shape without being one (``<<thinking>>``), within the turn (after ``floor``).
+    "" when a second reasoning text changes what surrounds the needle, or nothing fits."""
+    plain_msg, tools = _turn(None, scope)
+    plain = pr.full(plain_msg, tools, **on_kw)
+    other = pr.full(_turn(N.REASONING_TWO, scope)[0], tools, **on_kw)
+    tail = full[r + len(N.REASONING):]
+    if not plain or not other or not other.startswith(full[:r]) or not other.endswith(tail):
+        return ""
+    p = min(common_prefix_len(plain, full), r)
+    p = min(fix_prefix_end(full, p), _word_start(full, p))
+    opener = full[p:r]
+    if not opener.strip():
+        line = _last_line(full[floor:r])
+        token = line.strip()
+        glued = 2 <= len(token) <= mk.MAX_LEN and not any(c.isspace() for c in token)
+        return line if glued and mk.search(token) is not None and mk.fullmatch(token) is None else ""
+    # only the last line: a header the turn writes before it belongs to the turn (never a lone newline)
+    line_start = opener.rstrip("\n").rfind("\n") + 1
+    return opener[line_start:] if opener[line_start:].strip() else ""
+
+
+def _word_start(text: str, i: int) -> int:
+    """``i``, moved back to the start of the word it cuts (``Th|ought:`` gives the ``T``)."""
+    while 0 < i < len(text) and _wordy(text[i - 1]) and _wordy(text[i]):
+        i -= 1
+    return i
+
+
+def _wordy(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
 
 
 def analyze_reasoning(pr: Prober, source: str, content_start: str = "") -> ReasoningFormat:
@@ -180,18 +240,23 @@ def analyze_reasoning(pr: Prober, source: str, content_start: str = "") -> Reaso
             base = pr.render(pr.history, N.TOOLS, False, **on_kw) or ""
     if full and N.REASONING in full:
         r = full.index(N.REASONING)
-        start = _find_start(full, r, prompt, base, gp_on, content_full)
         after = full[r + len(N.REASONING):]
         a = after.find(N.ASSISTANT)
         end = _find_end(after[:a] if a >= 0 else after, a >= 0, content_start)
-        if not end.strip():
+        start = _find_start(full, r, prompt, base, gp_on, content_full, a >= 0 and "\n" in end and not end.strip())
+        if not start.strip() and end.strip():
+            # no marker before the needle: what the template writes there, if anything, opens the block
+            start = _written_opener(pr, full, r, scope, on_kw, len(base) if full.startswith(base) else 0)
+        if not end.strip() and not (start.strip() and a >= 0 and "\n" in end):
+            # a closer of whitespace only ends the block at its first line break or blank line (a label
+            # "Thought: " ended by a blank line); without an opener it is no reasoning format
             return ReasoningFormat()
         mode: ReasoningMode = "tagged" if start.strip() else "delimiter"
         prefilled = bool(start.strip()) and gp_on.rstrip().endswith(start.strip())
         return ReasoningFormat(mode=mode, start=start, end=end, scope=scope, prefilled=prefilled, **toggles)
     # reasoning dropped from history: read the generation prompt
     for gp in (gp_on, gp_off):
-        opened = drop_header(marker_run_before(gp), content_full)
+        opened = drop_header(marker_run_before(gp), content_full) or _prompt_opener(gp, content_full)
         answer_end = content_full[content_full.index(N.ASSISTANT):] if content_full and \
             N.ASSISTANT in content_full else ""
         if opened and not _ROLE.search(opened):
@@ -211,6 +276,18 @@ def analyze_reasoning(pr: Prober, source: str, content_start: str = "") -> Reaso
     if stripped:
         return ReasoningFormat(mode="tagged", start=stripped[0], end=stripped[1], **toggles)
     return ReasoningFormat()
+
+
+def _prompt_opener(gp: str, content_full: str | None) -> str:
+    """The generation prompt's last line when it is one token with a marker character that no marker
+    definition reads and the plain turn does not write (``<<thinking>>``): a block the prompt opens."""
+    line = _last_line(gp)
+    token = line.strip()
+    if not 2 <= len(token) <= mk.MAX_LEN or any(c.isspace() for c in token) or _ROLE.search(token):
+        return ""
+    if content_full is None or token in content_full or not any(mk.marker_char(c) for c in token):
+        return ""
+    return line
 
 
 _SPLIT_LITERAL = regex.compile(r"""\.split\(\s*(['"])([^'"\\\n]{2,60})\1\s*\)""")

@@ -45,6 +45,8 @@ __all__ = ["REASONS", "response_template"]
 REASONS: dict[str, str] = {
     "reasoning-without-opener": "reasoning has an end marker but no opening marker: a field needs an "
                                 "opener, and the implicit field is taken by the content",
+    "blank-line-closer": "reasoning ends at a blank line, not at a closing marker (a `Thought: ` label): "
+                         "a field closes at a literal",
     "no-call-opener": "tool calls have no opening marker (the call starts with the tool's name, or "
                       "a recipient such as `>>>NAME`)",
     "markerless-parallel": "tool calls written as bare JSON objects with no marker: one call can be "
@@ -208,6 +210,8 @@ def _thinking(a: Analysis) -> dict[str, Any] | None:
     if r.mode == "none":
         return None
     opener = _reasoning_open(a)
+    if opener and r.mode == "tagged" and r.end.strip(" \t") and not r.end.strip():
+        raise _refuse(a, "blank-line-closer", f"opener {opener!r}")
     if r.mode == "delimiter" or not opener or not r.end.strip():
         raise _refuse(a, "reasoning-without-opener", f"end marker {r.end.strip()!r}")
     field: dict[str, Any] = {}

@@ -258,6 +258,8 @@ class _Grammar:
         """Free text up to and including marker `m` (its first piece ends the text; a piece with a
         digit run or a wildcard ends it at its literal head: ``<|calls:`` of ``<|calls:2|>``)."""
         pieces = mk.tokens(m)
+        if not pieces:   # a closer of whitespace alone (a blank line ending a label's reasoning)
+            return self.b.string_until(m)
         first = pieces[0]
         varying = re.search(r"\d|[\x03\x04\x05]", first)
         glued = ""

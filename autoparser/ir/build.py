@@ -50,7 +50,8 @@ class _Builder:
         return Ref(name)
 
     def marker(self, role: str, text: str) -> Ref | None:
-        return self.add(role, Marker(role, text)) if mk.pattern(text) else None
+        node = Marker(role, text)
+        return self.add(role, node) if node.pattern else None
 
 
 def _message_grammar(plan: RequestPlan) -> Grammar:
@@ -195,18 +196,18 @@ def _reasoning(b: _Builder, r: ReasoningPlan, opener: str, answer_markers: tuple
     as content. Delimiter-only reasoning is tentative: reasoning only if its end comes before
     the calls.
     """
-    start, end = mk.pattern(r.start), mk.pattern(r.end)
-    if not end or not r.end.strip():
+    start, end = Marker("reasoning_start", r.start).pattern, Marker("reasoning_end", r.end).pattern
+    if not end:
         return "none", None
     stops = [opener] if opener else []
     if r.unopened:   # as the engine: a call, the opener or an answer wrapper before the close ends the hold
-        stops += [mk.pattern(m) for m in (r.start, *answer_markers) if m.strip()]
+        stops += [s for s in (start, *(mk.pattern(m) for m in answer_markers if m.strip())) if s]
     avoid = "|".join(stops) if (r.tentative or r.unopened) and stops else ""
     # a block closed by the answer's own opener (``Thought: R\nAnswer: ``): a call's opener ends it too
     answer_start = answer_markers[0].strip() if answer_markers else ""
     by_call = bool(opener) and bool(answer_start) and r.end.strip().endswith(answer_start)
     text = b.add("reasoning_text", Text("reasoning_text", ends=(end, opener) if by_call else (end,), avoid=avoid,
-                                        until=mk.tokens(r.end)[0], or_end=False))
+                                        until=(mk.tokens(r.end) or [r.end])[0], or_end=False))
     close = b.marker("reasoning_end", r.end)
     assert close is not None
     if r.open_at_start:
@@ -224,9 +225,9 @@ def _reasoning(b: _Builder, r: ReasoningPlan, opener: str, answer_markers: tuple
     assert opening is not None
     # a bare close stands for an empty block (a template that renders "</mm:think>" + content), and where the
     # model may skip the opener any text before a close is reasoning: read, not generated
-    skipped: Node = Seq((text, close)) if r.unopened else close
+    skipped: tuple[Node, ...] = (Tolerated(Seq((text, close)) if r.unopened else close),) if r.end.strip() else ()
     before_call = (Tolerated(Seq((opening, text))),) if by_call else ()
-    b.add("reasoning", Choice((Seq((opening, text, close)), *before_call, Tolerated(skipped))))
+    b.add("reasoning", Choice((Seq((opening, text, close)), *before_call, *skipped)))
     if r.extract:
         return "optional", opt(Ref("reasoning"))
     if r.strip_stray:

@@ -44,6 +44,8 @@ class Marker:
 
     @property
     def pattern(self) -> str:
+        if self.role in ("reasoning_start", "reasoning_end"):   # a label only where a line begins; a blank line
+            return mk.block_pattern(self.text, opener=self.role == "reasoning_start")
         return mk.pattern(self.text)
 
 

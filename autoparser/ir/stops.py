@@ -32,11 +32,12 @@ def content_stops(plan: RequestPlan) -> tuple[Stop, ...]:
     start = Marker("reasoning_start", r.start)
     end = Marker("reasoning_end", r.end)
     if r.extract and r.start:
-        add("rstart", start, mk.pattern_label_optional(r.start), strict=bool(start.pattern))
+        add("rstart", start, mk.line_anchor(r.start, opener=True) + mk.pattern_label_optional(r.start),
+            strict=bool(start.pattern))
     if r.strip_stray and r.start:
         # reasoning is off but the model opens a block anyway (PRE.6): its markers are dropped
         add("rstray", start, r"\A\s*" + start.pattern)
-        if r.end:
+        if r.end.strip():   # (a closer of whitespace alone, a blank line, is the answer's own)
             add("rstray2", end, end.pattern, strict=bool(start.pattern))
     answer_start = ""   # the answer's start marker, when it begins with the call start (``>>>all``)
     if t is not None and t.call_start.strip() and c.start.strip().startswith(t.call_start.strip()):
@@ -75,7 +76,9 @@ def content_stops(plan: RequestPlan) -> tuple[Stop, ...]:
         calls = call_marker(plan)
         add("aside", Marker("aside_start", head), (f"(?!{calls.source})" if calls is not None else "") + mk.pattern(head))
     if c.start and not answer_start:
-        add("cwrap", Marker("content_start", c.start), mk.pattern(c.start) + dm.word_end(c.start))
+        # a label (``Answer:``) only where a line begins, as the reasoning's: "The Answer: is" stays prose
+        add("cwrap", Marker("content_start", c.start),
+            mk.line_anchor(c.start, opener=True) + mk.pattern(c.start) + dm.word_end(c.start))
     if c.end:
         add("cwrap2", Marker("content_end", c.end), mk.pattern(c.end), strict=bool(c.end.strip()))
     # an answer before calls may have its own wrapper (a channel format's commentary preamble): the first two
@@ -89,8 +92,8 @@ def content_stops(plan: RequestPlan) -> tuple[Stop, ...]:
         add(f"cwrap{i + 3}", Marker(role, m), mk.pattern(m), strict=role == "preamble_end")
     for i, m in enumerate(p.recognised):
         add(f"stop{i}", Marker("stop", m), mk.pattern(m), strict=True)
-    # a closing reasoning marker with no opening one (prompt opened it, or reasoning is off)
-    if r.extract and r.end:
+    # a closing reasoning marker with no opening one (prompt opened it, or reasoning is off); not a blank line
+    if r.extract and r.end.strip():
         add("rend", end, end.pattern, strict=True)
     return tuple(out)
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 import regex
 
-from .definition import BARRED_TOKEN_SOURCE
+from .definition import BARRED_TOKEN_SOURCE, token_shaped
 
 PARTIAL_OK = True
 
@@ -75,6 +75,33 @@ def pattern_label_optional(marker: str) -> str:
     # without the label, only where the label cannot be coming (a stream holds "<|channel>th" back)
     prefixes = "|".join(regex.escape(label[:i]) for i in range(len(label), -1, -1))
     return pattern(m.group(1)) + r"(?:\s*" + regex.escape(label) + r"|(?!\s*(?:" + prefixes + r")\Z))"
+
+
+# where a line begins or a marker ends: the start of the output, a line break or a marker's closing bracket
+# (``[/THINK]```json``), then at most a little indentation
+LINE_START = r"(?<=(?:\A|\n|[>\]|｜])[ \t]{0,8})"
+
+
+def line_anchor(marker: str, opener: bool) -> str:
+    """The anchor a marker of plain text takes around reasoning and the answer: a label (``Thought:``,
+    ``Reasoning:``, ``Answer:``, ``:::thinking``, a fence; not token-shaped) is a marker only where a line
+    begins or another marker ends (:data:`LINE_START`), so that prose with ``Thought:`` mid-sentence stays
+    prose. An opener is written there; a closer only when the template renders it after a line break
+    (``⏎Answer:``). "" for a token-shaped marker (``<think>``), which is a marker wherever it is."""
+    body = marker.strip()
+    if not body or token_shaped(body):
+        return ""
+    return LINE_START if opener or marker.lstrip(" \t").startswith("\n") else ""
+
+
+def block_pattern(marker: str, opener: bool) -> str:
+    """Regex source for a reasoning block's opener or closer: :func:`pattern` with its :func:`line_anchor`;
+    a closer of whitespace alone ends the block at its line breaks (``⏎⏎``: the first blank line,
+    whatever spaces it holds). "" for a marker of no text."""
+    if not marker.strip():
+        breaks = marker.count("\n")
+        return "\n" + r"[ \t]*\n" * (breaks - 1) if breaks and not opener else ""
+    return line_anchor(marker, opener) + pattern(marker)
 
 
 def tool_name(names: Iterable[str]) -> str:

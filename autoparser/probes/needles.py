@@ -8,6 +8,7 @@ SYSTEM = "S_SYSTEM_MSG You are helpful END_S"
 USER = "U_USER_MSG Hello END_U"
 ASSISTANT = "A_ASST_MSG I can help END_A"
 REASONING = "R_REASON_PART I am thinking END_R"
+REASONING_TWO = "Q_OTHER_THOUGHT two lines\n\nof it END_Q"   # a second reasoning text, with a blank line
 FN1, FN2 = "fff_first_fun", "sss_second_fun"
 ARG1, ARG2 = "aa_arg_fst", "bb_arg_snd"
 VAL1, VAL2 = "XXXX_VAL_ONE", "YYYY_VAL_TWO"

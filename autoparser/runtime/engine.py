@@ -33,6 +33,7 @@ from .guard import guard_for
 from .message import Message, ToolCall
 
 WS = " \t\r\n"
+Hit = tuple[int, int, "regex.Match[str]"]   # (start, kind, match): where tentative reasoning may end
 _LOOSE_SEPARATORS = ";,"   # between two calls of a format that renders none
 
 
@@ -81,10 +82,11 @@ def compile_tables(g: ir.Grammar) -> _Tables:
         tool_alts=tuple(mk.compile_source(src) for n, src in named if n.startswith("t")),
         answer_alts=tuple(mk.compile_source(src) for n, src in named if n == "rstart" or n.startswith("cwrap")),
         # a model that opens its tool calls without closing its reasoning: the calls end it
-        reasoning_end=mk.compile_any([("rend", mk.pattern(end))]), named_call=named_call,
-        reasoning_reopen=mk.compile_source(mk.pattern_label_optional(start)) if start else None,
+        reasoning_end=mk.compile_any([("rend", mk.block_pattern(end, opener=False))]), named_call=named_call,
+        reasoning_reopen=mk.compile_source(mk.line_anchor(start, opener=True) + mk.pattern_label_optional(start))
+        if start else None,
         reasoning_call=mk.compile_source(call_marker.source) if isinstance(call_marker, ir.Pattern) else None,
-        reasoning_close=mk.compile_marker(end) if end else None,
+        reasoning_close=mk.compile_source(close) if (close := mk.block_pattern(end, opener=False)) else None,
         section_end=mk.compile_marker(t.section_end) if t is not None else None,
         call_start=mk.compile_marker(t.call_start) if t is not None else None,
         separator=mk.compile_marker(t.separator) if t is not None else None,
@@ -579,7 +581,7 @@ class Engine:
         """Delimiter-style reasoning: hold text until its end marker (reasoning) or a call / the end (content)."""
         tools = self._t.tool_alts
         start = max(self.pos, self._scan)
-        hits = []
+        hits: list[Hit] = []
         for alt in self._t.answer_alts:
             m = alt.search(self.buf, start, partial=not final)
             if m is not None:
@@ -593,7 +595,7 @@ class Engine:
             if m is not None:
                 hits.append((m.start(), 1, m))
         if hits:
-            at, kind, m = min(hits, key=lambda h: (h[0], h[1]))
+            at, kind, m = first_hit(hits)
             if m.partial or (not final and m.end() == len(self.buf)):
                 self._scan = at
                 return
@@ -777,6 +779,12 @@ class Engine:
         if self._inline:
             prefix, self._inline = self._inline, ""
             self._emit_text("content", prefix, raw=True)
+
+
+def first_hit(hits: list[Hit]) -> Hit:
+    """The first of the ``(start, kind, match)`` hits of tentative reasoning; at one place the longest
+    (an opener ``:::thinking`` over a closer ``:::``), then the lower kind (0: the reasoning's end)."""
+    return min(hits, key=lambda h: (h[0], h[0] - h[2].end(), h[1]))
 
 
 def _cut_at_end(pat: regex.Pattern[str] | None, buf: str, pos: int) -> bool:

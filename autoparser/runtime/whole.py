@@ -45,7 +45,7 @@ from .. import markers as mk
 from ..analysis.model import ToolFormat
 from ..plan import PerPlan, RequestPlan
 from .calls import args_text, make_call_reader, name_stops
-from .engine import Step, Tables, start_state, tables
+from .engine import Hit, Step, Tables, first_hit, start_state, tables
 from .message import Message, ToolCall
 
 WS = " \t\r\n"          # what the engine skips before a marker or a JSON value
@@ -322,7 +322,7 @@ class WholeReader:
     def _tentative(self, text: str, out: list[Step]) -> int:
         """Reasoning without its opener: reasoning if its end comes before a call or an answer marker."""
         tb = self.tb
-        hits = []
+        hits: list[Hit] = []
         for alt in tb.answer_alts:
             m = alt.search(text, 0)
             if m is not None:
@@ -337,7 +337,7 @@ class WholeReader:
                 hits.append((m.start(), 1, m))
         if not hits:
             return 0
-        at, kind, m = min(hits, key=lambda h: (h[0], h[1]))
+        at, kind, m = first_hit(hits)
         if kind:
             return 0
         out.append(("reasoning", text[:at]))
