@@ -129,17 +129,17 @@ def args_region(with_args: str, zero: str, lo: int, hi: int) -> tuple[int, int] 
     within ``[lo, hi)`` (the call's unit)."""
     p = common_prefix_len(with_args, zero)
     s = common_suffix_len(with_args, zero)
-    if p + s > len(zero):
-        s = len(zero) - p
     # marker-safe boundaries (``<parameter=`` does not share its ``<`` with ``</function>``), unless
     # the arguments sit inside one marker (``<invoke tool="NAME" id="ID" k="v"/>``): then the
-    # boundaries stay where the texts differ
+    # boundaries stay where the texts differ; the prefix first, the suffix gets what it gives back
     safe_p, safe_s = min(p, shared_prefix(with_args, zero)), min(s, shared_suffix(with_args, zero))
-    inside = _inside_tag(with_args, p, len(with_args) - s)
+    inside = _inside_tag(with_args, p, len(with_args) - min(s, len(zero) - p))
     if not inside and _after_needles(with_args, safe_p, p) == safe_p:
         p = safe_p
-    if not inside:
-        s = safe_s
+    if p + s > len(zero):
+        s = len(zero) - p
+    if not inside and not with_args[len(with_args) - s:].lstrip()[:1] in ("<", "["):
+        s = min(s, safe_s)   # (a suffix that begins with a marker's opening bracket splits no marker)
     if p + s > len(zero):
         s = len(zero) - p
     start, end = p, len(with_args) - s
