@@ -38,10 +38,10 @@ from .. import markers as mk
 from ..analysis.model import LINE_ARGS
 from ..errors import ParseError
 from ..markers import definition as dm
-from ..runtime.calls import args_text, typed_value
 from ..runtime.lineargs import args_end_source, body_source, layout, quote_chars, split_entries
 from ..runtime.message import Message, ToolCall
 from ..values.coerce import coerce, raw_string
+from ..values.decode import args_text, typed_value
 from ..values.entities import unescape
 from ..values.literal import literal_to_json
 from ..values.pyliteral import python_to_json

@@ -61,6 +61,16 @@ def _join(*parts: str) -> str:
     return " ".join(p for p in parts if p)
 
 
+def _choice(alts: list[str]) -> str:
+    """One expression for alternatives, an empty one making the group optional."""
+    kept = _unique([a for a in alts if a])
+    if not kept:
+        return ""
+    if len(kept) < len(alts) and "" in alts:
+        return f"( {' | '.join(kept)} )?"
+    return _group(kept)
+
+
 def cut(stop: str) -> tuple[str, str]:
     """(the exact head of `stop` a value can run through, the rest of `stop`): leading white space
     is the value's, and a digit run or wildcard ends the head (the rest spells them flexibly)."""
@@ -150,14 +160,16 @@ class Speller:
             return ""
         if not text.strip():
             return self.ws
-        return _join(self.ws, self.pieces(text))
+        # white space it ends with: a value that delimits itself may follow it (one that does not
+        # takes that white space as its own text)
+        return _join(self.ws, self.pieces(text), self.ws if text[-1].isspace() else "")
 
     def pieces(self, text: str) -> str:
         return f" {self.ws} ".join(piece_expr(p) for p in text.split())
 
     def after(self, nexts: Next) -> str:
         """What follows a value that delimits itself."""
-        return _group(_unique([_join(self.lit(f.stop), f.rest) for f in nexts]) or [""])
+        return _choice([_join(self.lit(f.stop), f.rest) for f in nexts])
 
     def through(self, codec: Codec, f: Follow, post: str = "") -> str:
         """A value `codec` writes bare, then its slot's closing text `post`, then `f`."""
@@ -372,7 +384,7 @@ class Speller:
         labels = [f"{name}-{sanitize_name(k)}" for k in order]
         is_open = [self.is_open(props.get(k, {})) for k in order]
         chain: list[str] = [""] * (n + 1)      # after a present item, the items from m on and the end
-        chain[n] = _group(_unique([_join(self.lit(items.close + f.stop), f.rest) for f in nexts]))
+        chain[n] = _choice([_join(self.lit(items.close + f.stop), f.rest) for f in nexts])
         item: list[str] = [""] * n             # item m's value and everything after it
         for m in range(n - 1, -1, -1):
             prop = props.get(order[m], {})
@@ -391,7 +403,7 @@ class Speller:
                 alts = self.then(prop, labels[m], tuple(follows), depth, forbid)
                 item[m] = self.b.rule(f"{labels[m]}-item", " | ".join(_unique(alts)))
                 present = _join(self.lit(items.sep + pre[m]), item[m])
-                chain[m] = present if order[m] in required else _group([present, chain[m + 1]])
+                chain[m] = present if order[m] in required else _choice([present, chain[m + 1]])
             else:
                 value = _group(_unique(self.then(prop, labels[m], (Follow(),), depth)))
                 item[m] = _join(value, self.lit(post[m]), chain[m + 1])
@@ -400,7 +412,7 @@ class Speller:
         first = self.after(nexts)          # no item: the items write nothing
         for m in range(n - 1, -1, -1):
             present = _join(self.lit(items.open + pre[m]), item[m])
-            first = present if order[m] in required else _group([present, first])
+            first = present if order[m] in required else _choice([present, first])
         return first
 
     def repeated(self, items: Items, value: Any, name: str, nexts: Next, depth: int) -> str:
@@ -416,7 +428,7 @@ class Speller:
             ends = [Follow(post + items.close + f.stop, f.rest, first=False) for f in nexts]
             return " | ".join(_unique(self.then(value, name, (more, *ends), depth)))
         each = self.b.recursive_rule(f"{sanitize_name(name)}-rep", body)
-        return _group(_unique([_join(self.lit(items.open + head_text), key, kv, each), self.after(nexts)]))
+        return _choice([_join(self.lit(items.open + head_text), key, kv, each), self.after(nexts)])
 
 
 def raw_until(b: GbnfBuilder, stops: tuple[tuple[str, str, bool], ...], banned: tuple[str, ...]) -> str:
