@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .. import markers as mk
-from ..markers import definition as dm
 from ..analysis.model import ToolFormat
+from ..markers import definition as dm
 from ..plan import ToolPlan, bare_section_opener
 
 
