@@ -83,8 +83,8 @@ def _literal(g: _Grammar, text: str, final: bool) -> str:
     """A literal piece; a last one's trailing end-of-turn markers are optional (the server stops there)."""
     if not text.strip():
         return g.ws
-    if not final:
-        return g.lead("layout-lit", text)
+    if not final:   # white space it ends with comes before the next piece
+        return _join(g.lead("layout-lit", text), g.ws if text[-1].isspace() else "")
     required, stops = g.split_stop(text)
     out = g.lead("layout-lit", required) if required.strip() else ""
     return _join(out, f"( {g.lead('layout-lit-stop', stops)} )?" if stops.strip() else "")
