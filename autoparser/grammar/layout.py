@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from autoparser import markers as mk
 from autoparser.analysis.layout.model import CallLayout, Piece
 from autoparser.values.codecs import Codec
 from autoparser.values.spelling import Values
@@ -110,6 +111,16 @@ def _id(g: _Grammar, p: Piece, nxt: Piece | None) -> str:
     return g.b.rule("call-id", f"{char_class(_ID_EXCLUDED + after[0], negate=True)}{{1,{ID_MAX}}}")
 
 
+def _end_text(g: _Grammar) -> str:
+    """What a value the call ends with never holds: the section's end, else the next call's start,
+    else an end-of-turn marker ("" when none is known)."""
+    t = g.t
+    for m in (g.split_stop(t.section_end)[0], t.call_start, t.name_prefix, *g.stops):
+        if m.strip():
+            return mk.tokens(m)[0]
+    return ""
+
+
 def _schema(g: _Grammar, tool: str) -> Any:
     from .request import strict_objects
 
@@ -125,7 +136,8 @@ def _args(g: _Grammar, layout: CallLayout, tool: str, follow: Follow) -> str:
     if a.kind == "items" and a.items is not None:
         values = a.items.values or Values()
         if codec is None:
-            return Speller(g.b, values, schema, g.ws).items_then(a.items, schema, name, (follow,))
+            speller = Speller(g.b, values, schema, g.ws, end_text=_end_text(g))
+            return speller.items_then(a.items, schema, name, (follow,))
         src = GbnfBuilder()
         ws = src.rule("ws", f"[ \\t\\n\\r]{{0,{WS_MAX}}}")
         root = src.reserve(name)

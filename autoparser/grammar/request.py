@@ -414,6 +414,11 @@ class _Grammar:
             sep = _join(self.ws, self.spelled(t.separator)) if loose and t.separator.strip() \
                 else self.lead("call-separator", t.separator)
             item = _join(sep, self.ws, one)
+            if t.style == "layout" and t.layout is not None and t.layout.pieces[-1].kind == "args":
+                # the call's last value may run on: the white space before the next call one character
+                # at a time (a ``ws`` lexeme would outrun the value's own spaces in llguidance)
+                wsc = b.recursive_rule("ws-chars", lambda r: f"| [ \\t\\n\\r] {r}", key=("ws-chars",))
+                item = _join(wsc, self.spelled(t.separator), wsc, one) if t.separator.strip() else _join(wsc, one)
             if open_lines:
                 glued = self.spelled(t.separator) if t.separator.strip() and not t.separator[0].isspace() else ""
                 marker = self.marker("call-separator", t.separator)

@@ -72,9 +72,9 @@ def _choice(alts: list[str]) -> str:
 
 
 def cut(stop: str) -> tuple[str, str]:
-    """(the exact head of `stop` a value can run through, the rest of `stop`): leading white space
-    is the value's, and a digit run or wildcard ends the head (the rest spells them flexibly)."""
-    text = stop.lstrip() or stop     # white space alone is the text a value runs to
+    """(the exact head of `stop` a value can run through, the rest of `stop`): a digit run or
+    wildcard ends the head (the rest spells them flexibly)."""
+    text = stop
     m = VARYING.search(text)
     if m is None:
         return text, ""
@@ -142,14 +142,17 @@ def number_expr(b: GbnfBuilder, values: Values, kind: str) -> str:
 class Speller:
     """Prints values and items spelled as `values` say on builder `b` (`ws`: the white space
     rule; `root`: the schema local ``$ref`` s resolve against; `wrapped`: the text is inside a
-    string codec, so a value with nothing after it runs to the end of that text)."""
+    string codec, so a value with nothing after it runs to the end of that text; `end_text`:
+    otherwise, such a value never holds it: what follows the calls, or the next call's start)."""
 
-    def __init__(self, b: GbnfBuilder, values: Values, root: Any, ws: str, wrapped: bool = False) -> None:
+    def __init__(self, b: GbnfBuilder, values: Values, root: Any, ws: str, wrapped: bool = False,
+                 end_text: str = "") -> None:
         self.b = b
         self.values = values
         self.root = root
         self.ws = ws
         self.wrapped = wrapped
+        self.end_text = end_text     # what follows a call whose last value nothing else ends
         self.conv = _Converter(b, root, additional_default=True)
         self.string = Codec.from_spec(values.string.codec)
 
@@ -176,10 +179,10 @@ class Speller:
         head, tail = cut(post + f.stop)
         if head:
             body = codec_string_rule(self.b, codec, until=head, through=True)
-        elif self.wrapped:
-            body = self._any_text()
+        elif self.end_text and not self.wrapped:
+            body = codec_string_rule(self.b, codec, until=self.end_text)
         else:
-            body = self._line_text()
+            body = self._any_text()
         return _join(body, _join(self.ws, self.pieces(tail)) if tail.strip() else "", f.rest)
 
     def open_value(self, codec: Codec, nexts: Next, post: str = "", forbid: tuple[str, ...] = ()) -> str:
@@ -200,9 +203,6 @@ class Speller:
 
     def _any_text(self) -> str:
         return self.b.recursive_rule("any-text", lambda r: f"| {ANY_CHAR} {r}", key=("any-text",))
-
-    def _line_text(self) -> str:
-        return self.b.recursive_rule("line-text", lambda r: f"| [^\\n\\r] {r}", key=("line-text",))
 
     # ---------------------------------------------------------------- values
     def then(self, schema: Any, name: str, nexts: Next, depth: int = 0, forbid: tuple[str, ...] = ()) -> list[str]:
