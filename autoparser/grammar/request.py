@@ -414,7 +414,8 @@ class _Grammar:
             sep = _join(self.ws, self.spelled(t.separator)) if loose and t.separator.strip() \
                 else self.lead("call-separator", t.separator)
             item = _join(sep, self.ws, one)
-            if t.style == "layout" and t.layout is not None and t.layout.pieces[-1].kind == "args":
+            if t.style == "layout" and t.layout is not None and t.layout.pieces[-1].kind == "args" and \
+                    (t.layout.args.kind == "items" or t.layout.args.codec):
                 # the call's last value may run on: the white space before the next call one character
                 # at a time (a ``ws`` lexeme would outrun the value's own spaces in llguidance)
                 wsc = b.recursive_rule("ws-chars", lambda r: f"| [ \\t\\n\\r] {r}", key=("ws-chars",))
