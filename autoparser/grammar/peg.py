@@ -38,14 +38,16 @@ from .. import markers as mk
 from ..analysis.model import LINE_ARGS
 from ..errors import ParseError
 from ..markers import definition as dm
-from ..runtime.calls import args_text, typed_value
 from ..runtime.lineargs import args_end_source, body_source, layout, quote_chars, split_entries
 from ..runtime.message import Message, ToolCall
+from ..values.codecs import Codec
 from ..values.coerce import coerce, raw_string
+from ..values.decode import args_text, item_value, typed_value
 from ..values.entities import unescape
 from ..values.literal import literal_to_json
 from ..values.pyliteral import python_to_json
 from ..values.yamlargs import KEY, key_line_source, value_json
+from .peg_layout import LayoutRules, LayoutValue, Wrapped, add_json_rules, layout_call
 
 if TYPE_CHECKING:
     from ..analysis.model import JsonLayout, LiteralArgs, ToolFormat
@@ -119,6 +121,7 @@ class _Rules:
 
     def __init__(self) -> None:
         self.rules: dict[str, str] = {}
+        self.layout: LayoutRules | None = None
 
     def add(self, name: str, body: str) -> str:
         self.rules.setdefault(name, body)
@@ -172,6 +175,7 @@ class _Context:
     response_schema: dict[str, Any] | None = None
     schemas: dict[str, dict[str, Any]] = field(default_factory=dict)
     dropped: str = ""    # regex: markers the engine drops wherever they appear in free text
+    layout: LayoutRules | None = None    # a layout format's value rules (grammar/peg_layout.py)
 
 
 # ---------------------------------------------------------------- the grammar
@@ -182,6 +186,7 @@ def build_peg(plan: RequestPlan) -> PegParser:
     tools = calls.tools.format if calls is not None else None
     b = _Rules()
     _Printer(b, g).rule("message")
+    add_json_rules(b, python=False)
     if g.stops:
         b.add("stop", _rx(r"\s*(?:" + "|".join(mk.pattern(m) for m in g.stops) + ")"))
     if any("json_" in body for body in b.rules.values()):
@@ -195,7 +200,8 @@ def build_peg(plan: RequestPlan) -> PegParser:
                    prefill_open=pre.reasoning_open, prefill_content=pre.content,
                    response_schema=dict(schema) if schema is not None else None,
                    schemas={n: dict(tp.schema(n)) for n in tp.names} if tp is not None else {},
-                   dropped="|".join(s.node.pattern for s in g.content_stops if s.node.role == "dropped"))
+                   dropped="|".join(s.node.pattern for s in g.content_stops if s.node.role == "dropped"),
+                   layout=b.layout)
     return PegParser(text=text, grammar=Grammar(text), context=ctx)
 
 
@@ -281,6 +287,9 @@ def _tool_calls(b: _Rules, node: ir.Calls, g: ir.Grammar) -> str:
         b.rules[name] = calls
     if t.style == "json" and t.json is not None:
         start, rest = _json_call(b, g, t, t.json, tp.allowed)
+    elif t.style == "layout" and t.layout is not None:
+        b.layout = LayoutRules()
+        start, rest = layout_call(b, g, tp, b.layout)
     else:
         start, rest = _tagged_call(b, g, t, tp.allowed)
     b.add("call", _seq(start, rest))
@@ -530,6 +539,29 @@ class _Args:
     literal: bool = False     # converted from a literal: typed by the schema once the name is known
 
 
+@dataclass
+class _LKey:
+    key: str
+
+
+@dataclass
+class _LValue:
+    key: str | None      # None: the key before it
+    value: Any
+
+
+def _item_arguments(items: list[Any]) -> str:
+    """A layout's items as the reader writes them: ``{"key": value, ...}``."""
+    out: dict[str, Any] = {}
+    key = ""
+    for p in items:
+        if isinstance(p, _LKey):
+            key = p.key
+        else:
+            out[p.key if p.key is not None else key] = p.value
+    return json.dumps(out, ensure_ascii=False)
+
+
 class _Verbatim(str):
     """A tagged value read from a CDATA section: its newlines belong to it, not to the markers."""
 
@@ -616,6 +648,20 @@ class _Mapper(NodeVisitor):
 
     def visit(self, node: Node) -> Any:
         name = node.expr_name
+        lay = self.ctx.layout
+        if lay is not None and name:
+            if name in lay.values:
+                return self.visit_layout_value(node, lay.values[name])
+            if name in lay.keys:
+                return _LKey(node.text.strip())
+            if name in lay.wrapped:
+                return self.visit_layout_wrapped(node, lay.wrapped[name])
+            if name == "call_name_again":
+                return None
+            if name.startswith("call_name_"):
+                return self.visit_call_name(node, [])
+            if name.startswith("call_header_"):
+                return self.visit_call_header(node, [self.visit(n) for n in node])
         if name in self.text_rules:
             return getattr(self, "visit_" + name)(node, [])
         if name.endswith("_other"):
@@ -719,7 +765,8 @@ class _Mapper(NodeVisitor):
     def visit_args_json(self, node: Node, visited_children: list[Any]) -> _Args:
         t = self.ctx.tools
         raw = node.text
-        python = t is not None and (t.python_literals or t.args == "python")
+        python = (t is not None and (t.python_literals or t.args == "python")) or \
+            (self.ctx.layout is not None and self.ctx.layout.python)
         if python or raw[:1] in "\"'":
             return _Args(args_text(raw, python))
         return _Args(raw)
@@ -780,7 +827,10 @@ class _Mapper(NodeVisitor):
         args = [p for p in parts if isinstance(p, _Args)]
         pairs = [p for p in parts if isinstance(p, _Arg)]
         lines = [p for p in parts if isinstance(p, _Lines)]
-        if lines:
+        items = [p for p in parts if isinstance(p, (_LKey, _LValue))]
+        if items:
+            arguments = _item_arguments(items)
+        elif lines:
             arguments = self._line_arguments(name, lines[-1])
         elif pairs:
             arguments = self._tagged_arguments(name, pairs)
@@ -793,6 +843,23 @@ class _Mapper(NodeVisitor):
         return _Call(name, arguments, call_id)
 
     visit_call_opened = visit_call     # a call whose start the prompt wrote
+
+    def visit_layout_value(self, node: Node, lv: LayoutValue) -> _LValue:
+        """An item value of a layout, decoded as the reader decodes it (:func:`values.decode.item_value`)."""
+        text = node.text.lstrip(" \t") if lv.how == "raw" else node.text.strip()
+        return _LValue(lv.key, item_value(text, lv.how, lv.values, lv.prop))
+
+    def visit_layout_wrapped(self, node: Node, w: Wrapped) -> Any:
+        """Text written with a string codec: JSON arguments, or items read from the decoded text."""
+        text = Codec.from_spec(w.codec).decode(node.text.strip())
+        if w.kind != "items":
+            return _Args(args_text(text, w.kind == "python") if text.strip() else "{}")
+        assert w.grammar is not None
+        try:
+            tree = w.grammar.parse(text)
+        except (GrammarError, IncompleteParseError) as e:
+            raise self.error(node, f"the arguments' items did not parse ({type(e).__name__})") from None
+        return _flatten([self.visit(tree)]) or [_Args("{}")]
 
     def visit_call_header(self, node: Node, visited_children: list[Any]) -> list[Any]:
         return [_Header(node.text), *_flatten(visited_children)]

@@ -48,7 +48,9 @@ from ..plan import Opener, RequestPlan
 from ..values.refs import inline_refs
 from .attrjson import escaped_copy
 from .gbnf import ANY_CHAR, GbnfBuilder, char_class, literal, sanitize_name
+from .layout import layout_call, name_index
 from .lines import line_args_rule, ordered
+from .pieces import DIGITS_MAX, WILD, WS_MAX, piece_expr
 from .pyvalue import LiteralConverter, literal_args_rule, python_value_rule
 from .schema import _Converter, _group, json_rule, json_string_expr, schema_value_rule, space_rule
 
@@ -59,10 +61,7 @@ else:  # Python 3.10
     import sre_constants as sre_c
     import sre_parse
 
-WS_MAX = 32            # whitespace between and before markers
 WS_SPELLED = f"[ \\t\\n\\r]{{0,{WS_MAX}}}"   # the same inline: not a lexeme of its own for llguidance
-DIGITS_MAX = 12        # a digit run in a marker ("functions.NAME:0")
-WILDCARD_MAX = 64      # varying attribute text in a marker (\x03)
 ID_MAX = 64            # a call id written between markers
 MAX_EXTRA_MEMBERS = 2  # other members of a JSON call object ("type": "function")
 ID_CHARS = "[^ \\t\\r\\n<>\\x5B\\x5D{}\"'|,=()`]"        # a call id between markers
@@ -151,25 +150,6 @@ def strict_objects(schema: Any) -> Any:
 
 
 # ---------------------------------------------------------------- the grammar
-_WILD = {mk.WILDCARD: f"[^<>\\n]{{0,{WILDCARD_MAX}}}", mk.NAME_WILDCARD: f"[A-Za-z0-9_.-]{{1,{WILDCARD_MAX}}}",
-         mk.HEADER: "[^\\n{]{0," + str(mk.HEADER_MAX) + "}"}
-
-
-def _piece_expr(piece: str) -> str:
-    """One whitespace-free marker piece: literal text, flexible digit runs, bounded wildcards."""
-    parts = []
-    for chunk in re.split(r"(\d+|\x03|\x04|\x05)", piece):
-        if not chunk:
-            continue
-        if chunk in _WILD:
-            parts.append(_WILD[chunk])
-        elif chunk.isdigit():
-            parts.append(f"[0-9]{{1,{DIGITS_MAX}}}")
-        else:
-            parts.append(literal(chunk))
-    return " ".join(parts)
-
-
 def _join(*parts: str) -> str:
     return " ".join(p for p in parts if p)
 
@@ -233,7 +213,7 @@ class _Grammar:
         pieces = mk.tokens(m)
         if not pieces:
             return ""
-        return self.b.rule(role, f" {self.ws} ".join(_piece_expr(p) for p in pieces))
+        return self.b.rule(role, f" {self.ws} ".join(piece_expr(p) for p in pieces))
 
     def spelled(self, m: str) -> str:
         """Marker `m` inline, one character class per character (pieces joined by ``ws``).
@@ -243,9 +223,9 @@ class _Grammar:
         (``<|tool_response>`` after a call looks like ``<|tool_call>`` for 7 bytes);
         single characters keep both branches alive. The language is the same.
         """
-        def spell(piece: str) -> str:   # a digit run is any index, as in _piece_expr
+        def spell(piece: str) -> str:   # a digit run is any index, as in piece_expr
             return " ".join(f"[0-9]{{1,{DIGITS_MAX}}}" if run.isdigit() else
-                            " ".join(_WILD.get(c) or char_class([c]) for c in run)
+                            " ".join(WILD.get(c) or char_class([c]) for c in run)
                             for run in re.split(r"(\d+)", piece) if run)
         return f" {self.ws} ".join(spell(p) for p in mk.tokens(m))
 
@@ -265,7 +245,7 @@ class _Grammar:
         glued = ""
         if varying is not None and varying.start() > 0:
             first, glued = first[:varying.start()], first[varying.start():]
-            glued = self.b.rule(f"{role}-tail", _piece_expr(glued))
+            glued = self.b.rule(f"{role}-tail", piece_expr(glued))
         rest = self.marker(f"{role}-rest", " ".join(pieces[1:])) if len(pieces) > 1 else ""
         return _join(self.b.string_until(first), glued, _join(self.ws, rest) if rest else "")
 
@@ -335,6 +315,10 @@ class _Grammar:
         if self.t.args == "literal" and self.t.literal is not None:
             # marker-less calls (get_weather(...)): text with no opener, the name ends it
             return self.b.rule("content", self.b.until(self.t.literal.open))
+        after = self.t.name_suffix.strip()
+        if self.t.style == "layout" and after:
+            # marker-less layout calls (get_weather(...)): text with no literal that follows a name
+            return self.b.rule("content", self.b.until(after))
         return self.ws
 
     def tail(self) -> str:
@@ -405,13 +389,25 @@ class _Grammar:
         opener = (self.spelled(per_call) if loose else self.marker("call-start", per_call)) if per_call else ""
         one = b.rule("call", _join(opener, self.ws, body) if opener else body)
         head = one
+        if first is None and not opened and self.plan.lazy and not op.role and t.style == "layout" and \
+                t.layout is not None and name_index(t.layout) > 0:
+            # no marker opens the calls: the trigger is the name, so the first call is read from there
+            at = name_index(t.layout)
+            head = b.rule("first-call", " | ".join(f"( {self.call_body(n, from_piece=at)} )" for n in self.plan.names))
         if opened:
             names = b.rule("opened-call-body", " | ".join(f"( {self.call_body(n, spell=True)} )"
                                                           for n in self.plan.names))
             lead = self.marker("name-prefix", t.name_prefix) if op.role == "call_name" else ""
             head = b.rule("opened-call", _join(lead, self.ws, names) if lead else names)
         elif first is not None and op.role != "section_start":
-            head = b.rule("first-call", _join(first, rest, self.ws, body) if op.role else _join(first, one))
+            if not op.role and t.style == "layout":
+                # after free content, names spelled one character class at a time: a name literal
+                # would be one llguidance lexeme that outruns, then hides, content going on
+                spelled = b.rule("first-call-body", " | ".join(f"( {self.call_body(n, spell=True)} )"
+                                                               for n in self.plan.names))
+                head = b.rule("first-call", _join(first, spelled))
+            else:
+                head = b.rule("first-call", _join(first, rest, self.ws, body) if op.role else _join(first, one))
         more = ""
         # ``key: value`` lines that no marker of the call closes: what follows the last value on its
         # line is the separator or the section end, white space before them starts with a line break
@@ -420,6 +416,12 @@ class _Grammar:
             sep = _join(self.ws, self.spelled(t.separator)) if loose and t.separator.strip() \
                 else self.lead("call-separator", t.separator)
             item = _join(sep, self.ws, one)
+            if t.style == "layout" and t.layout is not None and t.layout.pieces[-1].kind == "args" and \
+                    (t.layout.args.kind == "items" or t.layout.args.codec):
+                # the call's last value may run on: the white space before the next call one character
+                # at a time (a ``ws`` lexeme would outrun the value's own spaces in llguidance)
+                wsc = b.recursive_rule("ws-chars", lambda r: f"| [ \\t\\n\\r] {r}", key=("ws-chars",))
+                item = _join(wsc, self.spelled(t.separator), wsc, one) if t.separator.strip() else _join(wsc, one)
             if open_lines:
                 glued = self.spelled(t.separator) if t.separator.strip() and not t.separator[0].isspace() else ""
                 marker = self.marker("call-separator", t.separator)
@@ -450,11 +452,15 @@ class _Grammar:
         # as it competes with free text and the reasoning opener (`` to=self<|message|>``)
         return _join(self.spelled(head), self.lead("opener-rest", " ".join(tail)))
 
-    def call_body(self, tool: str, spell: bool = False) -> str:
+    def call_body(self, tool: str, spell: bool = False, from_piece: int = 0) -> str:
         """One call of `tool` after its per-call opener (starting with no whitespace), inline; ``spell``:
-        its name one character class at a time."""
+        its name one character class at a time; ``from_piece``: a layout's call from that piece on."""
         t = self.t
         close = _join(self.lead_closing("call-close", t.call_close), self.lead_closing("call-end", t.call_end))
+        if t.style == "layout" and t.layout is not None:
+            # the opener printed the layout's first literal (the name prefix), or the call starts at its name
+            start = 1 if self.op.role in ("name_prefix", "call_name") and t.layout.pieces[0].kind == "lit" else 0
+            return _join(layout_call(self, tool, max(start, from_piece), spell), close)
         if t.args in LINE_ARGS or t.args == "json_attr":
             close = self.after_lines()     # text that runs to the close: no free white space before it
         if t.style == "json" and t.json is not None:
@@ -527,7 +533,7 @@ class _Grammar:
         if not pieces:
             ident = self.b.rule("call-id", f"{WORD_CHARS}{{1,{ID_MAX}}}")
             return _join(prefix, self.ws if prefix else "", ident)
-        ident = self.b.rule("call-id", f"{ID_CHARS}{{1,{ID_MAX}}} {_piece_expr(pieces[0])}")
+        ident = self.b.rule("call-id", f"{ID_CHARS}{{1,{ID_MAX}}} {piece_expr(pieces[0])}")
         rest = self.lead("id-suffix-rest", " ".join(pieces[1:]))
         return _join(prefix, self.ws if prefix else "", ident, rest)
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .. import markers as mk
+from ..analysis.model import ToolFormat
 from ..markers import definition as dm
 from ..plan import ToolPlan, bare_section_opener
 
@@ -38,12 +39,33 @@ def trigger(tp: ToolPlan) -> Trigger:
     if strong and op.role != "call_name" and not bare_section_opener(t):
         return Trigger("word", first)
     value = mk.pattern(op.marker)
+    if t.style == "layout" and t.layout is not None and op.role in ("name_prefix", "call_name", "call_start"):
+        # a weak marker (``<``, ``[``, ``call ``): the trigger reads on to the call's name
+        return Trigger("pattern", value + _layout_head(t, names, skip_first=op.role != "call_start"))
     if bare_section_opener(t):
         head = r"\{\s*[\"']" if t.style == "json" else (
             (mk.pattern(t.call_start) + r"\s*" if t.call_start.strip() else "")
             + (mk.pattern(t.name_prefix) if t.name_prefix.strip() else "") + "(?:" + names + ")")
         value += r"\s*" + head
     return Trigger("pattern", value)
+
+
+def _layout_head(t: ToolFormat, names: str, skip_first: bool) -> str:
+    """Regex for a layout's pieces up to its name (the first one left out when the opener is it):
+    literals whitespace-tolerant, an id as a bounded word."""
+    assert t.layout is not None
+    out = []
+    for i, p in enumerate(t.layout.pieces):
+        if i == 0 and skip_first and p.kind == "lit":
+            continue
+        if p.kind == "name":
+            out.append(r"\s*(?:" + names + ")")
+            break
+        if p.kind == "lit":
+            out.append(r"\s*" + mk.pattern(p.text) if p.text.strip() else r"\s*")
+        else:
+            out.append(r"\s*[^\s<>\[\]{}\"'|,=()`]{1,64}?")
+    return "".join(out)
 
 
 __all__ = ["Trigger", "trigger"]

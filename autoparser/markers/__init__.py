@@ -104,6 +104,24 @@ def block_pattern(marker: str, opener: bool) -> str:
     return line_anchor(marker, opener) + pattern(marker)
 
 
+def lit_source(text: str, lead_optional: bool = False, separates: bool = False) -> str:
+    """Regex source for a literal piece of a layout: its white space is tolerated as a marker's is,
+    and the white space it begins or ends with is taken when present (so that a value before or
+    after it does not keep it). A literal of white space only is any white space; ``separates``:
+    some (it ends a text that runs to it). The readers and the strict parser share it."""
+    core = text.strip()
+    if not core:
+        return (r"\s+" if separates else r"\s*") if text else ""
+    lead = text[: len(text) - len(text.lstrip())]
+    trail = text[len(text.rstrip()):]
+    src = pattern(core)
+    if lead:
+        src = ("(?:" + regex.escape(lead) + ")?" if lead_optional else r"\s*") + src
+    if trail:
+        src += "(?:" + regex.escape(trail) + ")?"
+    return src
+
+
 def tool_name(names: Iterable[str]) -> str:
     """Regex source for one of the tool names as a whole word (longest first)."""
     return r"(?<!\w)(?:" + "|".join(regex.escape(n) for n in sorted(names, key=len, reverse=True)) + ")"

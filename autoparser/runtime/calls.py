@@ -17,6 +17,7 @@ from .. import markers as mk
 from ..analysis.model import LINE_ARGS
 from ..markers import definition as dm
 from ..values.coerce import coerce, raw_string
+from ..values.decode import args_text, typed_value
 from ..values.entities import decodable, raw_length, unescape
 from ..values.jsonfix import StringMender
 from ..values.jsonscan import JsonScanner
@@ -342,28 +343,6 @@ def _closing_within(sc: JsonScanner, depth: int) -> str:
     """Closers for the containers opened inside the member at ``depth``."""
     inner = sc.closers[depth:]
     return (sc._quote if sc.commit_in_string else "") + "".join(reversed(inner))
-
-
-def args_text(raw: str, python: bool) -> str:
-    """Arguments given as a JSON string, or as Python literals, turned into a JSON object text."""
-    text = python_to_json(raw) if python else raw
-    try:
-        value = json.loads(text, strict=False)   # strict=False: raw newlines in strings are read
-    except ValueError:
-        return json.dumps({"_raw": raw}, ensure_ascii=False)
-    if isinstance(value, str):
-        if not value.strip():
-            return "{}"     # an empty string, or a string that broke off before its first character
-        try:
-            inner = json.loads(value, strict=False)
-            return json.dumps(inner, ensure_ascii=False) if isinstance(inner, (dict, list)) else value
-        except ValueError:
-            # JSON that broke off inside its string (a truncated output): closed after its last value;
-            # a string holding no JSON is kept raw, as arguments that do not parse are
-            if value.lstrip()[:1] in ("{", "["):
-                return _closed_json(value)
-            return json.dumps({"_raw": value}, ensure_ascii=False)
-    return json.dumps(value, ensure_ascii=False)
 
 
 def name_stops(fmt: ToolFormat) -> tuple[regex.Pattern[str] | None, frozenset[str]]:
@@ -947,32 +926,3 @@ class TaggedCallReader(Phases, CallReader):
                 self._args(typed_value("".join(self.value_parts), self._schema_for(self.key)))
             self._args("}")
         self._mark_truncated()
-
-
-def typed_value(raw: str, schema: dict[str, Any]) -> str:
-    """A tagged value as JSON, typed by the argument's schema when there is one."""
-    text = raw
-    types = schema.get("type")
-    wanted = [types] if isinstance(types, str) else list(types or [])
-    if wanted == ["string"]:
-        return json.dumps(text, ensure_ascii=False)
-    stripped = text.strip()
-    candidates = [stripped]
-    converted = python_to_json(stripped)
-    if converted != stripped:
-        candidates.append(converted)
-    for cand in candidates:
-        try:
-            value = json.loads(cand)
-        except ValueError:
-            continue
-        if isinstance(value, str) and cand is not stripped and \
-                not (len(stripped) >= 2 and stripped[0] == stripped[-1] and stripped[0] in "'\""):
-            continue   # a lone or unbalanced quote is text, not a Python string literal
-        if wanted and "string" in wanted and isinstance(value, (dict, list)) and "object" not in wanted \
-                and "array" not in wanted:
-            break
-        if isinstance(value, str) and not wanted:
-            return json.dumps(value, ensure_ascii=False)
-        return json.dumps(value, ensure_ascii=False)
-    return json.dumps(text, ensure_ascii=False)

@@ -1,0 +1,173 @@
+"""GBNF for one tool call written as a learned layout (:class:`~autoparser.analysis.layout.CallLayout`).
+
+The call's pieces in order: literals as markers are spelled (bounded white space between their
+pieces, digit runs flexible, the end-of-turn markers a last literal ends with optional), the
+name as the tool's literal name (``name_again`` too: the template writes the same name), the id
+as bounded text up to the literal after it, and the arguments:
+
+* a JSON object per the tool's schema (``json``) or a Python literal (``python``); written inside a
+  string codec, the schema's rules copied through the codec (:mod:`.escaped`), or any string the
+  codec writes when the codec cannot be copied through (a ``repr`` chooses its quotes by the value);
+* items (:mod:`.spelled`): the schema's properties as the layout writes them, each value spelled
+  by its type; inside a string codec, the items' rules copied through it.
+
+The literal after the arguments is printed with them: a value that does not delimit itself runs
+through it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from autoparser import markers as mk
+from autoparser.analysis.layout.model import CallLayout, Piece
+from autoparser.values.codecs import Codec
+from autoparser.values.spelling import Values
+
+from .codecs import codec_string_rule
+from .escaped import codec_copy, frame
+from .gbnf import GbnfBuilder, char_class, literal, sanitize_name
+from .pieces import WS_MAX
+from .pyvalue import LiteralConverter
+from .schema import _Converter
+from .spelled import Follow, Speller, cut
+
+if TYPE_CHECKING:
+    from .request import _Grammar
+
+__all__ = ["layout_call", "name_index"]
+
+ID_MAX = 64
+_ID_EXCLUDED = " \t\r\n<>[]{}\"'|,=()`"        # never inside an id written between literals
+_WORD_EXCLUDED = _ID_EXCLUDED + ":"           # an id with no literal after it (one word)
+
+
+def name_index(layout: CallLayout) -> int:
+    """Where the call's name is among its pieces."""
+    return next(i for i, p in enumerate(layout.pieces) if p.kind == "name")
+
+
+def _join(*parts: str) -> str:
+    return " ".join(p for p in parts if p)
+
+
+def layout_call(g: _Grammar, tool: str, start: int = 0, spell: bool = False) -> str:
+    """One call of `tool` from piece `start` on (the opener printed the pieces before it), inline;
+    ``spell``: its name one character class at a time."""
+    layout = g.t.layout
+    assert layout is not None
+    pieces = layout.pieces
+    last = len(pieces) - 1
+    parts: list[str] = []
+    i = start
+    while i <= last:
+        p = pieces[i]
+        nxt = pieces[i + 1] if i < last else None
+        if p.kind == "lit":
+            parts.append(_literal(g, p.text, final=i == last))
+        elif p.kind in ("name", "name_again"):
+            text = Codec.from_spec(p.codec).encode(tool) if p.codec != "raw" else tool
+            parts.append(" ".join(char_class([c]) for c in text) if spell and p.kind == "name" else literal(text))
+        elif p.kind == "id":
+            parts.append(_id(g, p, nxt))
+        else:
+            follow = Follow()
+            if nxt is not None and nxt.kind == "lit":
+                follow = _follow(g, nxt.text, final=i + 1 == last)
+                i += 1     # printed with the arguments
+            parts.append(_args(g, layout, tool, follow))
+        i += 1
+    return _join(*parts)
+
+
+def _literal(g: _Grammar, text: str, final: bool) -> str:
+    """A literal piece; a last one's trailing end-of-turn markers are optional (the server stops there)."""
+    if not text.strip():
+        return g.ws
+    if not final:   # white space it ends with comes before the next piece
+        return _join(g.lead("layout-lit", text), g.ws if text[-1].isspace() else "")
+    required, stops = g.split_stop(text)
+    out = g.lead("layout-lit", required) if required.strip() else ""
+    return _join(out, f"( {g.lead('layout-lit-stop', stops)} )?" if stops.strip() else "")
+
+
+def _follow(g: _Grammar, text: str, final: bool) -> Follow:
+    """The literal after the arguments as what follows their last value."""
+    if not final:
+        return Follow(text)
+    required, stops = g.split_stop(text)
+    return Follow(required, f"( {g.lead('layout-lit-stop', stops)} )?" if stops.strip() else "")
+
+
+def _id(g: _Grammar, p: Piece, nxt: Piece | None) -> str:
+    """The id: bounded text up to the literal after it (its first character never in the id)."""
+    if p.codec != "raw":
+        codec = Codec.from_spec(p.codec)
+        if codec.self_delimiting:
+            return codec_string_rule(g.b, codec)
+    after = nxt.text.lstrip() if nxt is not None and nxt.kind == "lit" else ""
+    if not after:
+        return g.b.rule("call-id-word", f"{char_class(_WORD_EXCLUDED, negate=True)}{{1,{ID_MAX}}}")
+    return g.b.rule("call-id", f"{char_class(_ID_EXCLUDED + after[0], negate=True)}{{1,{ID_MAX}}}")
+
+
+def _end_text(g: _Grammar) -> str:
+    """What a value the call ends with never holds: the section's end, else the next call's start,
+    else an end-of-turn marker ("" when none is known)."""
+    t = g.t
+    for m in (g.split_stop(t.section_end)[0], t.call_start, t.name_prefix, *g.stops):
+        if m.strip():
+            return mk.tokens(m)[0]
+    return ""
+
+
+def _schema(g: _Grammar, tool: str) -> Any:
+    from .request import strict_objects
+
+    return strict_objects(g.plan.schemas[tool])
+
+
+def _args(g: _Grammar, layout: CallLayout, tool: str, follow: Follow) -> str:
+    """The arguments, then `follow`."""
+    a = layout.args
+    schema = _schema(g, tool)
+    name = f"{sanitize_name(tool)}-args"
+    codec = Codec.from_spec(a.codec) if a.codec else None
+    if a.kind == "items" and a.items is not None:
+        values = a.items.values or Values()
+        if codec is None:
+            speller = Speller(g.b, values, schema, g.ws, end_text=_end_text(g))
+            return speller.items_then(a.items, schema, name, (follow,))
+        src = GbnfBuilder()
+        ws = src.rule("ws", f"[ \\t\\n\\r]{{0,{WS_MAX}}}")
+        root = src.reserve(name)
+        src.define(root, Speller(src, values, schema, ws, wrapped=True).items_then(a.items, schema, name, (Follow(),)))
+        return _wrapped(g, src, root, codec, name, follow)
+    if codec is None:
+        return _join(g.ws, _object(g.b, schema, name, a.kind == "python"), _after(g, follow))
+    src = GbnfBuilder()
+    root = _object(src, schema, name, a.kind == "python")
+    return _join(g.ws, _wrapped(g, src, root, codec, name, follow))
+
+
+def _object(b: GbnfBuilder, schema: Any, name: str, python: bool) -> str:
+    conv = LiteralConverter(b, schema) if python else _Converter(b, schema, additional_default=True)
+    final = b.reserve(name)
+    return b.define(final, " | ".join(conv.alts(schema, final)))
+
+
+def _wrapped(g: _Grammar, src: GbnfBuilder, root: str, codec: Codec, name: str, follow: Follow) -> str:
+    """The text of `src`'s rule `root`, written with the string `codec`, then `follow`."""
+    copied = codec_copy(g.b, src, root, codec, f"{name}-{codec.kind}")
+    if copied is None:     # the codec cannot be printed through: any string it writes
+        if codec.self_delimiting:
+            return _join(codec_string_rule(g.b, codec), _after(g, follow))
+        head, tail = cut(follow.stop)
+        body = codec_string_rule(g.b, codec, until=head, through=True) if head else codec_string_rule(g.b, codec)
+        return _join(body, g.lead("layout-lit", tail) if tail.strip() else "", follow.rest)
+    opener, closer = frame(codec)
+    return _join(literal(opener) if opener else "", copied, literal(closer) if closer else "", _after(g, follow))
+
+
+def _after(g: _Grammar, follow: Follow) -> str:
+    return _join(g.lead("layout-lit", follow.stop) if follow.stop.strip() else "", follow.rest)

@@ -1,0 +1,327 @@
+"""The strict parser of a call written as a learned layout (:class:`~autoparser.analysis.layout.CallLayout`).
+
+Printed from the same description the reader walks: per allowed tool, the layout's pieces in
+order (literals whitespace-tolerant as :func:`autoparser.markers.lit_source` matches them, the
+tool's name, the id as text up to the literal after it, any name where the name is written
+again), then the arguments:
+
+* a JSON (or Python-literal) object, or the text of one written inside a string codec (the mapper
+  decodes it and reads it as the reader does, :func:`autoparser.values.decode.args_text`);
+* items with the tool's declared keys (any order, as the reader takes them), each value a string
+  its codec delimits, a nested JSON or Python literal, or raw text up to what the reader ends it
+  at: the item's closing text, the next item's declared key, or the end of the arguments; the
+  mapper decodes each value with :func:`autoparser.values.decode.item_value` (typed by the
+  schema; own-syntax arrays and objects through :mod:`autoparser.values.nested`);
+* items written inside a string codec: the text, which the mapper decodes and parses with a
+  grammar of its own for the items.
+
+Value rules are listed in :attr:`LayoutRules.values` (rule name -> how to decode), which the
+mapper reads; nothing here imports the runtime.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import regex
+from parsimonious.grammar import Grammar
+
+from .. import markers as mk
+from ..analysis.layout.model import KEY_AGAIN, CallLayout, Items
+from ..values.codecs import Codec
+from ..values.decode import ItemHow, streams
+from ..values.spelling import Values, schema_types
+
+if TYPE_CHECKING:
+    from .. import ir
+    from ..plan import ToolPlan
+    from .peg import _Rules
+
+__all__ = ["LayoutRules", "LayoutValue", "Wrapped", "layout_call"]
+
+_GENERIC_KEY = r"[\w.\-]{1,64}"
+_NAME_WORD = r"[^\s<>\[\]{}\"'|,:=()`]{1,256}"
+
+
+@dataclass(frozen=True)
+class LayoutValue:
+    """How the mapper reads a value rule: the item's key (None: the key text before it), how the
+    value is written, the spelling and the argument's schema."""
+
+    key: str | None
+    how: ItemHow
+    values: Values
+    prop: Any
+
+
+@dataclass(frozen=True)
+class Wrapped:
+    """A rule whose text is written with a string codec: ``items`` (the decoded text is parsed with
+    ``grammar``) or ``json`` / ``python`` arguments."""
+
+    codec: str
+    kind: str
+    grammar: Grammar | None = None
+
+
+@dataclass
+class LayoutRules:
+    """What the mapper needs to read the layout's rules."""
+
+    values: dict[str, LayoutValue] = field(default_factory=dict)
+    keys: set[str] = field(default_factory=set)               # rules whose text is a key
+    wrapped: dict[str, Wrapped] = field(default_factory=dict)
+    python: bool = False                                       # JSON arguments in Python spellings
+
+
+def _rx(src: str) -> str:
+    from .peg import _rx as rx
+
+    return rx(src)
+
+
+def _lit(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _seq(*parts: str) -> str:
+    return " ".join(p for p in parts if p)
+
+
+def _piece_rx(text: str, separates: bool = False) -> str:
+    """A literal piece as the reader matches it: white space before it, its own white space tolerated."""
+    return r"\s*" + mk.lit_source(text, separates=separates) if text.strip() else (r"\s+" if separates else r"\s*")
+
+
+def layout_call(b: _Rules, g: ir.Grammar, tp: ToolPlan, lr: LayoutRules) -> tuple[str, str]:
+    """The call rules of a layout format: (the call's start, the rest of the call)."""
+    from .peg import _closing
+
+    t = tp.format
+    layout = t.layout
+    assert layout is not None
+    start = b.marker("call_start", t.call_start) if t.call_start.strip() else ""
+    lr.python = layout.args.kind == "python"
+    end_src = _args_end_source(g, tp, layout)
+    pieces = layout.pieces
+    at = next(i for i, p in enumerate(pieces) if p.kind == "name")
+    header_end = at + 1 if at + 1 < len(pieces) and pieces[at + 1].kind == "lit" else -1
+    bodies = []
+    for n, tool in enumerate(sorted(tp.allowed, key=len, reverse=True)):
+        parts: list[str] = []
+        for i, p in enumerate(pieces):
+            if p.kind == "lit":
+                last = i == len(pieces) - 1
+                if last and p.text.strip():
+                    parts.append(_closing(b, g, f"layout_lit_{i}", p.text))
+                else:
+                    parts.append(b.add(f"layout_lit_{i}", _rx(_piece_rx(p.text))))
+            elif p.kind == "name":
+                text = Codec.from_spec(p.codec).encode(tool) if p.codec != "raw" else tool
+                parts.append(b.add(f"call_name_{n}", r"ws " + _lit(text)))
+            elif p.kind == "name_again":
+                parts.append(b.add("call_name_again", _rx(_hole_source(pieces, i))))
+            elif p.kind == "id":
+                parts.append(b.add("call_id", _rx(_hole_source(pieces, i))))
+            else:
+                parts.append(_args(b, tp, layout, tool, n, end_src, lr))
+            if i == header_end and t.id_from_header:
+                parts = [b.add(f"call_header_{n}", _seq(*parts))]
+        bodies.append(_seq(*parts))
+    b.add("call_name", " / ".join(f"call_name_{n}" for n in range(len(bodies))))
+    # inline: a rule that only names another would take that rule's name (``call`` would be lost)
+    if len(bodies) == 1:
+        return start, bodies[0]
+    return start, "(" + " / ".join(b.add(f"call_body_{n}", body) for n, body in enumerate(bodies)) + ")"
+
+
+def _hole_source(pieces: tuple[Any, ...], i: int) -> str:
+    """A name or id hole: the text up to the literal after it (stripped by the mapper), or one word."""
+    nxt = pieces[i + 1] if i + 1 < len(pieces) else None
+    if nxt is None or nxt.kind != "lit" or not nxt.text.strip() or nxt.text.startswith(mk.HEADER):
+        return r"[ \t]*" + _NAME_WORD
+    return r"[ \t]*[^\n]*?(?=" + mk.lit_source(nxt.text) + ")"
+
+
+def _args_end_source(g: ir.Grammar, tp: ToolPlan, layout: CallLayout) -> str:
+    """What may follow the arguments: the next literal piece (when it ends the call, followed by
+    what may follow a call), else what may follow a call."""
+    t = tp.format
+    at = next(i for i, p in enumerate(layout.pieces) if p.kind == "args")
+    rest = [p for p in layout.pieces[at + 1:] if p.kind == "lit" and p.text.strip()]
+    alts = [r"\s*\Z"] + [r"\s*" + mk.pattern(m) for m in (t.section_end, *g.server_stops) if m.strip()]
+    if t.call_start.strip():
+        alts.append(r"\s*" + (mk.pattern(t.separator) + r"\s*" if t.separator.strip() else "")
+                    + mk.pattern(t.call_start))
+    elif tp.names:
+        head = mk.pattern(t.name_prefix) + r"\s*" if t.name_prefix.strip() else ""
+        alts.append(r"\s*" + (mk.pattern(t.separator) + r"\s*" if t.separator.strip() else "")
+                    + head + mk.tool_name(tp.names))
+    follow = "|".join(dict.fromkeys(alts))
+    if rest:
+        src = mk.lit_source(rest[0].text, lead_optional=True)
+        return src + ("(?=" + follow + ")" if rest[0] is layout.pieces[-1] else "")
+    return follow
+
+
+def _args(b: _Rules, tp: ToolPlan, layout: CallLayout, tool: str, n: int, end_src: str, lr: LayoutRules) -> str:
+    a = layout.args
+    schema = tp.schema(tool)
+    if a.kind == "items" and a.items is not None:
+        values = a.items.values or Values()
+        if not a.codec:
+            return _Items(b, lr, a.items, values, schema, f"t{n}", end_src).rule()
+        inner = _inner_items(a.items, values, schema, f"w{n}", lr)
+        return _coded(b, a.codec, end_src, f"args_wrapped_{n}", lr, Wrapped(a.codec, "items", inner))
+    if a.codec:
+        return _coded(b, a.codec, end_src, f"args_coded_{n}", lr, Wrapped(a.codec, a.kind))
+    b.add("args_json", "pj_object / pj_array" if a.kind == "python" else "json_object / json_array")
+    return "ws args_json?"
+
+
+def _coded(b: _Rules, spec: str, end_src: str, name: str, lr: LayoutRules, wrapped: Wrapped) -> str:
+    """Text written with a string codec: one encoded value, or (a codec that does not delimit
+    itself) the text up to what may follow it."""
+    codec = Codec.from_spec(spec)
+    src = codec.regex_source() if codec.self_delimiting else r"(?s:.*?)(?=" + (end_src or r"\Z") + ")"
+    lr.wrapped[name] = wrapped
+    return "ws " + b.add(name, _rx(src))
+
+
+def _inner_items(items: Items, values: Values, schema: Any, prefix: str, lr: LayoutRules) -> Grammar:
+    """A grammar of its own for items written inside a string codec (read from the decoded text)."""
+    from .peg import _Rules
+
+    inner = _Rules()
+    root = _Items(inner, lr, items, values, schema, prefix, r"\s*\Z").rule()
+    inner.rules = {"inner": f"{root} ws", **inner.rules}
+    inner.add("ws", _rx(r"\s*"))
+    add_json_rules(inner, python=True)
+    text = "\n".join(f"{k} = {v}" for k, v in inner.rules.items()) + "\n"
+    return Grammar(text)
+
+
+def add_json_rules(b: _Rules, python: bool) -> None:
+    """``pj_*``: JSON values that also take Python's spellings (a nested value the reader scans as
+    either); added when a rule uses them."""
+    from .peg import _JSON_RULES, _PYTHON_JSON
+
+    if not python and not any("pj_" in body for body in b.rules.values()):
+        return
+    for name, body in _JSON_RULES.items():
+        b.add("pj_" + name[len("json_"):], regex.sub(r"\bjson_", "pj_", _PYTHON_JSON.get(name, body)))
+
+
+class _Items:
+    """The items of one tool's arguments."""
+
+    def __init__(self, b: _Rules, lr: LayoutRules, items: Items, values: Values, schema: Any, prefix: str,
+                 end_src: str) -> None:
+        self.b, self.lr, self.items, self.values, self.prefix, self.end_src = b, lr, items, values, prefix, end_src
+        props = schema.get("properties") if isinstance(schema, dict) else None
+        self.props: dict[str, Any] = dict(props) if isinstance(props, dict) else {}
+        self.keys = [k for k in self.props if isinstance(k, str)]
+        self.keyalt = "(?:" + "|".join(regex.escape(k) for k in sorted(self.keys, key=len, reverse=True)) + ")" \
+            if self.keys else _GENERIC_KEY
+        self.codec = Codec.from_spec(values.string.codec)
+
+    def name(self, what: str) -> str:
+        return f"{self.prefix}_{what}"
+
+    def rule(self) -> str:
+        """The items rule: none, or the first item, more items after separators, the close."""
+        it, b = self.items, self.b
+        first = mk.lit_source(it.open) + mk.lit_source(it.item_pre)
+        nxt = mk.lit_source(it.sep) + mk.lit_source(it.item_pre)
+        head = b.add(self.name("items_first"), _rx(r"\s*" + first)) if first else ""
+        more = b.add(self.name("items_next"), _rx(r"\s*" + nxt)) if nxt else ""
+        close = b.add(self.name("items_close"), _rx(r"\s*" + mk.lit_source(it.close))) if it.close.strip() else ""
+        if it.keyed:
+            if self.keys:
+                item = b.add(self.name("item"), " / ".join(self.keyed(k, j) for j, k in enumerate(self.keys)))
+            else:
+                item = self.keyed(None, 0)
+            body = _seq(head, item, f"({_seq(more, item)})*", f"{close}?" if close else "")
+        else:
+            positional = [self.positional(k, j) for j, k in enumerate(self.keys)]
+            tail = ""
+            for p in reversed(positional[1:]):
+                tail = f"({_seq(more, p, tail)})?"
+            body = _seq(head, positional[0], tail, f"{close}?" if close else "") if positional else ""
+        return b.add(self.name("items"), f"({body})?") if body else ""
+
+    def keyed(self, key: str | None, j: int) -> str:
+        it, b = self.items, self.b
+        kv = mk.lit_source(it.kv, separates=True)
+        if key is None:
+            krule = b.add(self.name("item_key"), _rx(r"\s*[^\n]*?(?=" + kv + ")"))
+            b.add(self.name("item_kv"), _rx(kv))
+            self.lr.keys.add(krule)
+            head = _seq(krule, self.name("item_kv"))
+        else:
+            k = it.key
+            text = k.pre + Codec.from_spec(k.codec).encode(key) + k.post
+            head = b.add(self.name(f"key_{j}"), _rx(r"\s*" + regex.escape(text) + r"\s*" + kv))
+        return b.add(self.name(f"item_{j}"), _seq(head, self.value(key, j)))
+
+    def positional(self, key: str, j: int) -> str:
+        return self.b.add(self.name(f"item_{j}"), self.value(key, j))
+
+    def value(self, key: str | None, j: int) -> str:
+        """A value and the item's closing text, alternatives in the reader's order."""
+        it, v, b = self.items, self.values, self.b
+        prop = self.props.get(key) if key is not None else None
+        types = schema_types(prop)
+        post = it.item_post.replace(KEY_AGAIN, key) if key is not None else it.item_post.replace(
+            KEY_AGAIN, "\x04")
+        post_rule = b.add(self.name(f"post_{j}"), _rx(r"\s*" + mk.lit_source(post))) if post.strip() else ""
+        alts = []
+        s = v.string
+        if self.codec.self_delimiting and (s.pre + self.codec.opener).strip():
+            src = regex.escape(s.pre) + "(?:" + self.codec.regex_source() + ")" + \
+                ("(?:" + regex.escape(s.post) + ")?" if s.post else "")
+            alts.append(self._value_rule(f"q_{j}", _rx(r"\s*" + src), key, "quoted", prop))
+        if not v.nested_codec and v.nested != "own" and (not types or types & {"object", "array"}):
+            pre = _rx(r"\s*" + regex.escape(v.nested_pre)) if v.nested_pre else "ws"
+            npost = _rx(regex.escape(v.nested_post)) + "?" if v.nested_post else ""
+            alts.append(self._value_rule(f"n_{j}", _seq(pre, "pj_object / pj_array" if not npost else
+                                                        f"(pj_object / pj_array) {npost}"), key, "nested", prop))
+        streaming = streams(v, prop) if key is not None else False
+        s_post = s.post if streaming else ""
+        raw = self._value_rule(f"r_{j}", _rx(r"[ \t]*(?s:.*?)(?=" + self.raw_end(post, s_post) + ")"), key, "raw", prop)
+        own_post = bool((s_post + post).strip())
+        if own_post:
+            spost = b.add(self.name(f"spost_{j}"), _rx(r"\s*" + mk.lit_source(s_post + post, lead_optional=True)))
+            alts.append(_seq(raw, spost + "?"))
+        else:
+            alts.append(raw)
+        quoted_or_nested = [a for a in alts[:-1]]
+        out = [_seq(a, post_rule + "?" if post_rule else "") for a in quoted_or_nested] + [alts[-1]]
+        return "(" + " / ".join(out) + ")"
+
+    def _value_rule(self, what: str, body: str, key: str | None, how: ItemHow, prop: Any) -> str:
+        name = self.b.add(self.name(what), body)
+        self.lr.values[name] = LayoutValue(key, how, self.values, prop)
+        return name
+
+    def raw_end(self, post: str, s_post: str) -> str:
+        """Where a raw value ends, as the reader finds it."""
+        it = self.items
+        kv = mk.lit_source(it.kv)
+        if (s_post + post).strip():
+            src = mk.lit_source(s_post + post, lead_optional=True)
+            if it.keyed and it.item_pre.strip() and it.kv.strip():
+                src += r"|\s*" + mk.lit_source(it.sep) + mk.lit_source(it.item_pre) + self.keyalt + kv
+            return src
+        alts = []
+        nxt = mk.lit_source(post + it.sep, lead_optional=True, separates=True) + mk.lit_source(it.item_pre)
+        if it.keyed:
+            alts.append(nxt + "(?=" + self.keyalt + kv + ")")
+        elif nxt:
+            alts.append(nxt)
+        tail = mk.lit_source(post + it.close, lead_optional=True) if it.close.strip() else ""
+        if tail or self.end_src:
+            alts.append(tail + ("(?=" + self.end_src + ")" if self.end_src else ""))
+        return "|".join(a for a in alts if a) or r"\Z"

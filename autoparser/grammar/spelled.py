@@ -1,0 +1,474 @@
+"""GBNF for argument values spelled as a layout's :class:`~autoparser.values.spelling.Values` say,
+and for :class:`~autoparser.values.spelling.Items` (a call's arguments, or the encoding's own
+arrays and objects).
+
+Each value is printed together with what follows it (:class:`Follow`): a value that does not
+delimit itself (a string a codec writes bare, raw text) runs through the exact text that comes
+next (``", unit="``, ``"</location>"``, ``")"``) as :meth:`GbnfBuilder.string_until` does; a value
+that does (a quoted string, a number, ``true``) is followed by that text with white space
+tolerated. Typed by the tool's JSON schema:
+
+* strings: the slot's text around the codec's encoding (enum members: their encodings);
+* integers and numbers: the slot's text around a JSON number; booleans and null: their texts;
+* unions, ``$ref``, ``anyOf``: alternatives, as :mod:`.schema` reads them;
+* arrays and objects: the ``nested`` serializer's text (JSON per schema, Python literals, JSON
+  with leaves spelled as here, or the encoding's own containers, recursively, bounded), inside
+  the nested codec when there is one (:mod:`.escaped`).
+
+Items come in the schema's declared order (or sorted by key, for templates that sort), required
+ones present, optional ones possibly left out; positional items in the same order; an object with
+no declared properties takes any keys.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from autoparser.values.codecs import Codec
+from autoparser.values.spelling import KEY_AGAIN, Items, Slot, Values, schema_types
+
+from .codecs import codec_string_rule
+from .escaped import codec_copy, frame
+from .gbnf import ANY_CHAR, GbnfBuilder, char_class, literal, sanitize_name
+from .pieces import VARYING, piece_expr
+from .pyvalue import LiteralConverter
+from .schema import _Converter, _group, _infer_type, _is_any, _unique, const_expr, json_rule, space_rule
+
+__all__ = ["Follow", "SpelledConverter", "Speller"]
+
+MAX_OWN_DEPTH = 4      # containers in the encoding's own syntax, nested (deeper: scalars only)
+_KEY = "[A-Za-z0-9_.$@-]{1,64}"   # a key no schema names
+
+
+@dataclass(frozen=True)
+class Follow:
+    """What may come after a value: ``stop``, the exact text a value that does not delimit itself
+    runs through (white space tolerated after a value that does), then the GBNF expression
+    ``rest``. ``first``: the value ends at the first ``stop`` (the next item's key); otherwise it may
+    hold ``stop`` (the end of the arguments: the reader looks past it at what follows the call)."""
+
+    stop: str = ""
+    rest: str = ""
+    first: bool = True
+
+
+Next = tuple[Follow, ...]      # what may come after a value: any of these
+
+
+def _join(*parts: str) -> str:
+    return " ".join(p for p in parts if p)
+
+
+def _choice(alts: list[str]) -> str:
+    """One expression for alternatives, an empty one making the group optional."""
+    kept = _unique([a for a in alts if a])
+    if not kept:
+        return ""
+    if len(kept) < len(alts) and "" in alts:
+        return f"( {' | '.join(kept)} )?"
+    return _group(kept)
+
+
+def cut(stop: str) -> tuple[str, str]:
+    """(the exact head of `stop` a value can run through, the rest of `stop`): a digit run or
+    wildcard ends the head (the rest spells them flexibly)."""
+    text = stop
+    m = VARYING.search(text)
+    if m is None:
+        return text, ""
+    return text[:m.start()], text[m.start():]
+
+
+class SpelledConverter(_Converter):
+    """JSON brackets and separators, leaves spelled as `values` say (nested ``"spelled"``):
+    ``{"a": True, "n": None}``; strings are JSON strings."""
+
+    def __init__(self, b: GbnfBuilder, root: Any, values: Values) -> None:
+        super().__init__(b, root, additional_default=True)
+        self.values = values
+
+    def typed(self, kind: Any, schema: dict[str, Any], name: str) -> list[str]:
+        if kind in ("number", "integer"):
+            return [number_expr(self.b, self.values, kind)]
+        if kind == "boolean":
+            return [_group(_unique([literal(self.values.true), literal(self.values.false)]))]
+        if kind == "null":
+            return [self.null()]
+        if kind in ("object", "array", "string"):
+            return super().typed(kind, schema, name)
+        return [self.any_value()]
+
+    def null(self) -> str:
+        return literal(self.values.null)
+
+    def const(self, value: Any) -> str:
+        if value is None or isinstance(value, bool):
+            return literal(self.values.null if value is None else self.values.true if value else self.values.false)
+        if isinstance(value, (int, float)):
+            slot = self.values.integer if isinstance(value, int) and self.values.integer else self.values.number
+            return literal(slot.pre + json.dumps(value) + slot.post)
+        return const_expr(self.b, value)
+
+    def any_value(self) -> str:
+        v = self.values
+        key = ("spelled-value", v.true, v.false, v.null, v.number, v.integer)
+
+        def body(value: str) -> str:
+            space = space_rule(self.b)
+            member = self.b.rule("spelled-member", f'{json_rule(self.b, "string")} {space} ":" {space} {value} {space}')
+            mrest = self.b.recursive_rule("spelled-members", lambda r: f'| "," {space} {member} {r}')
+            obj = self.b.rule("spelled-object", f'"{{" {space} ( {member} {mrest} )? "}}"')
+            arest = self.b.recursive_rule("spelled-items", lambda r: f'| "," {space} {value} {space} {r}')
+            arr = self.b.rule("spelled-array", f'"[" {space} ( {value} {space} {arest} )? "]"')
+            leaves = [json_rule(self.b, "string"), number_expr(self.b, v, "number"), literal(v.true), literal(v.false),
+                      literal(v.null)]
+            return " | ".join(_unique([obj, arr, *leaves]))
+        return self.b.recursive_rule("spelled-value", body, key=key)
+
+
+def number_expr(b: GbnfBuilder, values: Values, kind: str) -> str:
+    """A number as the slots write it (an integer: its slot; a number: either)."""
+    def slotted(slot: Slot, rule: str) -> str:
+        return _join(literal(slot.pre) if slot.pre else "", json_rule(b, rule), literal(slot.post) if slot.post else "")
+    integer = slotted(values.integer or values.number, "integer")
+    if kind == "integer":
+        return integer
+    number = slotted(values.number, "number")
+    return number if values.integer is None or values.integer == values.number else f"( {number} | {integer} )"
+
+
+class Speller:
+    """Prints values and items spelled as `values` say on builder `b` (`ws`: the white space
+    rule; `root`: the schema local ``$ref`` s resolve against; `wrapped`: the text is inside a
+    string codec, so a value with nothing after it runs to the end of that text; `end_text`:
+    otherwise, such a value never holds it: what follows the calls, or the next call's start)."""
+
+    def __init__(self, b: GbnfBuilder, values: Values, root: Any, ws: str, wrapped: bool = False,
+                 end_text: str = "") -> None:
+        self.b = b
+        self.values = values
+        self.root = root
+        self.ws = ws
+        self.wrapped = wrapped
+        self.end_text = end_text     # what follows a call whose last value nothing else ends
+        self.conv = _Converter(b, root, additional_default=True)
+        self.string = Codec.from_spec(values.string.codec)
+
+    # ---------------------------------------------------------------- literals
+    def lit(self, text: str) -> str:
+        """`text` with white space tolerated before and inside it (a blank text: white space)."""
+        if not text:
+            return ""
+        if not text.strip():
+            return self.ws
+        # white space it ends with: a value that delimits itself may follow it (one that does not
+        # takes that white space as its own text)
+        return _join(self.ws, self.pieces(text), self.ws if text[-1].isspace() else "")
+
+    def pieces(self, text: str) -> str:
+        return f" {self.ws} ".join(piece_expr(p) for p in text.split())
+
+    def after(self, nexts: Next) -> str:
+        """What follows a value that delimits itself."""
+        return _choice([_join(self.lit(f.stop), f.rest) for f in nexts])
+
+    def through(self, codec: Codec, f: Follow, post: str = "") -> str:
+        """A value `codec` writes bare, then its slot's closing text `post`, then `f`."""
+        head, tail = cut(post + f.stop)
+        if head:
+            body = codec_string_rule(self.b, codec, until=head, through=True)
+        elif self.end_text and not self.wrapped:
+            body = codec_string_rule(self.b, codec, until=self.end_text)
+        else:
+            body = self._any_text()
+        return _join(body, _join(self.ws, self.pieces(tail)) if tail.strip() else "", f.rest)
+
+    def open_value(self, codec: Codec, nexts: Next, post: str = "", forbid: tuple[str, ...] = ()) -> str:
+        """A value `codec` writes bare, then `post`, then one of `nexts`. Raw text may hold any
+        character: it ends at the first text of a next item (never holding one of `forbid`, the
+        starts of other items) or, anywhere, at the end (:func:`raw_until`)."""
+        if codec.kind == "raw" and (len(nexts) > 1 or forbid or not all(f.first for f in nexts)):
+            stops = []
+            for f in nexts:
+                head, tail = cut(post + f.stop)
+                if not head:
+                    break
+                stops.append((head, _join(_join(self.ws, self.pieces(tail)) if tail.strip() else "", f.rest), f.first))
+            else:
+                banned = tuple(h for h in (cut(post + t)[0] for t in forbid) if h)
+                return raw_until(self.b, tuple(stops), banned)
+        return _group(_unique([self.through(codec, f, post) for f in nexts]))
+
+    def _any_text(self) -> str:
+        return self.b.recursive_rule("any-text", lambda r: f"| {ANY_CHAR} {r}", key=("any-text",))
+
+    # ---------------------------------------------------------------- values
+    def then(self, schema: Any, name: str, nexts: Next, depth: int = 0, forbid: tuple[str, ...] = ()) -> list[str]:
+        """Alternatives: a value of `schema`, then one of `nexts`."""
+        schema = self.conv.deref(schema)
+        if _is_any(schema) or not isinstance(schema, dict):
+            return [self.any_then(nexts, depth, forbid)]
+        if schema.get("nullable") is True:
+            rest = {k: v for k, v in schema.items() if k != "nullable"}
+            return _unique([*self.then(rest, name, nexts, depth, forbid), _join(literal(self.values.null), self.after(nexts))])
+        if "const" in schema or isinstance(schema.get("enum"), list):
+            values = [schema["const"]] if "const" in schema else schema["enum"]
+            return [_join(_group(_unique([self.const(v) for v in values])), self.after(nexts))]
+        branches = self.conv.branches(schema)
+        if branches is not None:
+            return _unique([a for i, s in enumerate(branches) for a in self.then(s, f"{name}-{i}", nexts, depth, forbid)])
+        kind = schema.get("type") or _infer_type(schema)
+        if isinstance(kind, list):
+            return _unique([a for t in kind for a in self.then({**schema, "type": t}, f"{name}-{t}", nexts, depth, forbid)])
+        return self.typed(kind, schema, name, nexts, depth, forbid)
+
+    def typed(self, kind: Any, schema: dict[str, Any], name: str, nexts: Next, depth: int,
+              forbid: tuple[str, ...]) -> list[str]:
+        v = self.values
+        if kind == "string":
+            return [self.string_then(nexts, forbid)]
+        if kind in ("integer", "number"):
+            return [_join(number_expr(self.b, v, kind), self.after(nexts))]
+        if kind == "boolean":
+            return [_join(_group(_unique([literal(v.true), literal(v.false)])), self.after(nexts))]
+        if kind == "null":
+            return [_join(literal(v.null), self.after(nexts))]
+        if kind in ("object", "array"):
+            return [self.nested_then(schema, kind, name, nexts, depth)]
+        return [self.any_then(nexts, depth, forbid)]
+
+    def string_then(self, nexts: Next, forbid: tuple[str, ...] = ()) -> str:
+        s = self.values.string
+        pre = literal(s.pre) if s.pre else ""
+        if self.string.self_delimiting:
+            body = codec_string_rule(self.b, self.string)
+            return _join(pre, body, literal(s.post) if s.post else "", self.after(nexts))
+        return _join(pre, self.open_value(self.string, nexts, s.post, forbid))
+
+    def const(self, value: Any) -> str:
+        v = self.values
+        if isinstance(value, str):
+            return literal(v.string.pre + self.string.encode(value) + v.string.post)
+        if value is None or isinstance(value, bool):
+            return literal(v.null if value is None else v.true if value else v.false)
+        if isinstance(value, (int, float)):
+            slot = v.integer if isinstance(value, int) and v.integer is not None else v.number
+            return literal(slot.pre + json.dumps(value) + slot.post)
+        kind = "object" if isinstance(value, dict) else "array"   # a constant container: any of its type
+        return self.nested_value({"type": kind}, kind, "const", (Follow(),), 0)
+
+    def any_then(self, nexts: Next, depth: int, forbid: tuple[str, ...] = ()) -> str:
+        """Any value in this spelling, then one of `nexts`."""
+        def make() -> str:
+            v = self.values
+            alts = [self.string_then(nexts, forbid), _join(number_expr(self.b, v, "number"), self.after(nexts)),
+                    _join(_group(_unique([literal(v.true), literal(v.false), literal(v.null)])), self.after(nexts))]
+            if v.nested != "own" or depth < MAX_OWN_DEPTH:
+                for kind in ("object", "array"):
+                    alts.append(self.nested_then({"type": kind}, kind, f"any-{kind}", nexts, depth))
+            return self.b.rule("any-spelled", " | ".join(_unique(alts)))
+        return self.b.cached(("any-then", nexts, depth, forbid, self.values, self.wrapped), make)
+
+    # ---------------------------------------------------------------- arrays and objects
+    def nested_then(self, schema: dict[str, Any], kind: str, name: str, nexts: Next, depth: int) -> str:
+        v = self.values
+        if v.nested == "own" and not v.nested_codec and not v.nested_pre and not v.nested_post:
+            return self.own_then(schema, kind, name, nexts, depth)
+        value = self.nested_value(schema, kind, name, nexts, depth)
+        if value.startswith("open:"):
+            return value[len("open:"):]
+        return _join(value, self.after(nexts))
+
+    def nested_value(self, schema: dict[str, Any], kind: str, name: str, nexts: Next, depth: int) -> str:
+        """An array or object as ``nested`` writes it, with its text around (no follow), or
+        ``"open:"`` + the value and `nexts` when its codec cannot be printed through."""
+        v = self.values
+        if not v.nested_codec:
+            inner = self._nested_inner(self.b, schema, kind, name, depth)
+            return _join(literal(v.nested_pre) if v.nested_pre else "", inner,
+                         literal(v.nested_post) if v.nested_post else "")
+        codec = Codec.from_spec(v.nested_codec)
+        src = GbnfBuilder()
+        root = src.reserve(f"{name}-nested")
+        src.define(root, self._nested_inner(src, schema, kind, name, depth))
+        copied = codec_copy(self.b, src, root, codec, sanitize_name(f"{name}-{codec.kind}"))
+        pre = literal(v.nested_pre) if v.nested_pre else ""
+        post = literal(v.nested_post) if v.nested_post else ""
+        if copied is None:
+            if codec.self_delimiting:
+                return _join(pre, codec_string_rule(self.b, codec), post)
+            return "open:" + _join(pre, self.open_value(codec, nexts, v.nested_post))
+        opener, closer = frame(codec)
+        return _join(pre, literal(opener) if opener else "", copied, literal(closer) if closer else "", post)
+
+    def _nested_inner(self, b: GbnfBuilder, schema: dict[str, Any], kind: str, name: str, depth: int) -> str:
+        v = self.values
+        if v.nested == "own":
+            sub = Speller(b, v, self.root, b.rule("ws", "[ \\t\\n\\r]{0,32}"), wrapped=True)
+            return sub.own_then(schema, kind, name, (Follow(),), depth)
+        if v.nested == "python":
+            conv: _Converter = LiteralConverter(b, self.root)
+        elif v.nested == "spelled":
+            conv = SpelledConverter(b, self.root, v)
+        else:
+            conv = _Converter(b, self.root, additional_default=True)
+        return b.rule(f"{name}-{kind}", " | ".join(conv.alts(schema, f"{name}-{kind}")))
+
+    def own_then(self, schema: dict[str, Any], kind: str, name: str, nexts: Next, depth: int) -> str:
+        """An array or object in the encoding's own syntax, then one of `nexts`."""
+        v = self.values
+        items = v.object if kind == "object" else v.array
+        if items is None or depth >= MAX_OWN_DEPTH:
+            return _join(json_rule(self.b, "object" if kind == "object" else "array"), self.after(nexts))
+        if kind == "array":
+            item = schema.get("items")
+            return self.repeated(items, item if isinstance(item, dict) else {}, f"{name}-item", nexts, depth + 1)
+        return self.items_then(items, schema, name, nexts, depth + 1)
+
+    # ---------------------------------------------------------------- items
+    def key_text(self, items: Items, key: str) -> str:
+        k = items.key
+        return k.pre + Codec.from_spec(k.codec).encode(key) + k.post
+
+    def items_then(self, items: Items, schema: Any, name: str, nexts: Next, depth: int = 0) -> str:
+        """Items for an object of `schema` (positional: its properties' values in order), then one of `nexts`."""
+        schema = self.conv.deref(schema)
+        if not isinstance(schema, dict):
+            schema = {}
+        merged = self.conv.branches(schema)
+        if merged is not None and len(merged) == 1 and isinstance(merged[0], dict):
+            schema = merged[0]
+        props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        required = [k for k in schema.get("required") or [] if isinstance(k, str)]
+        keys = [k for k in props if isinstance(k, str)] + [k for k in required if k not in props]
+        extra = schema.get("additionalProperties", True)
+        if not keys:
+            if extra is False:
+                return self.after(nexts)
+            return self.repeated(items, extra if isinstance(extra, dict) else {}, f"{name}-any", nexts, depth)
+        orders = [keys]
+        if items.keyed and sorted(keys) != keys:    # templates that print arguments with |dictsort
+            orders.append(sorted(keys))
+        alts = [self.ordered(items, order, props, set(required), f"{name}-{i}" if i else name, nexts, depth)
+                for i, order in enumerate(orders)]
+        return _group(_unique(alts))
+
+    def is_open(self, schema: Any) -> bool:
+        """Whether a value of `schema` may be a string this spelling does not delimit (it then runs
+        through what follows it)."""
+        schema = self.conv.deref(schema)
+        if self.string.self_delimiting:
+            return False
+        if not isinstance(schema, dict) or _is_any(schema):
+            return True
+        if "const" in schema or isinstance(schema.get("enum"), list):
+            return False
+        types = schema_types(schema)
+        return not types or "string" in types
+
+    def ordered(self, items: Items, order: list[str], props: dict[str, Any], required: set[str], name: str,
+                nexts: Next, depth: int) -> str:
+        """Items in `order`: required ones present, optional ones possibly left out.
+
+        After a value that delimits itself the rest is a chain (each optional item present or
+        not, then the end), printed inline so that no named rule is made only of terminals (one
+        llguidance lexeme, which would outrun the shorter lexemes of another branch); a value
+        that does not delimit itself runs through the start of the item that follows it or the
+        end (:meth:`open_value`), in a rule of its own.
+        """
+        n = len(order)
+        pre = [items.item_pre + (self.key_text(items, k) + items.kv if items.keyed else "") for k in order]
+        post = [items.item_post.replace(KEY_AGAIN, k) for k in order]
+        labels = [f"{name}-{sanitize_name(k)}" for k in order]
+        is_open = [self.is_open(props.get(k, {})) for k in order]
+        chain: list[str] = [""] * (n + 1)      # after a present item, the items from m on and the end
+        chain[n] = _choice([_join(self.lit(items.close + f.stop), f.rest) for f in nexts])
+        item: list[str] = [""] * n             # item m's value and everything after it
+        for m in range(n - 1, -1, -1):
+            prop = props.get(order[m], {})
+            if is_open[m]:
+                follows: list[Follow] = []
+                for j in range(m + 1, n):
+                    follows.append(Follow(post[m] + items.sep + pre[j], item[j]))
+                    if order[j] in required:
+                        break
+                else:
+                    follows += [Follow(post[m] + items.close + f.stop, f.rest, first=False) for f in nexts]
+                taken = {f.stop for f in follows}
+                # a raw value never holds another item's start: the reader would end it there
+                forbid = tuple(dict.fromkeys(t for t in (post[m] + items.sep + p for p in pre) if t not in taken)) \
+                    if items.keyed else ()
+                alts = self.then(prop, labels[m], tuple(follows), depth, forbid)
+                item[m] = self.b.rule(f"{labels[m]}-item", " | ".join(_unique(alts)))
+                present = _join(self.lit(items.sep + pre[m]), item[m])
+                chain[m] = present if order[m] in required else _choice([present, chain[m + 1]])
+            else:
+                value = _group(_unique(self.then(prop, labels[m], (Follow(),), depth)))
+                item[m] = _join(value, self.lit(post[m]), chain[m + 1])
+                present = _join(self.lit(items.sep + pre[m]), value, self.lit(post[m]))
+                chain[m] = _join(present if order[m] in required else f"( {present} )?", chain[m + 1])
+        first = self.after(nexts)          # no item: the items write nothing
+        for m in range(n - 1, -1, -1):
+            present = _join(self.lit(items.open + pre[m]), item[m])
+            first = present if order[m] in required else _choice([present, first])
+        return first
+
+    def repeated(self, items: Items, value: Any, name: str, nexts: Next, depth: int) -> str:
+        """Any number of items, each a value of schema `value` (keyed: under any key), then one of `nexts`."""
+        key = _join(literal(items.key.pre) if items.key.pre else "", _KEY,
+                    literal(items.key.post) if items.key.post else "") if items.keyed else ""
+        head_text = items.item_pre
+        kv = self.lit(items.kv) if items.keyed else ""
+        post = items.item_post.replace(KEY_AGAIN, "\x04")     # the key again: any name there
+
+        def body(r: str) -> str:
+            more = Follow(post + items.sep + head_text, _join(key, kv, r))
+            ends = [Follow(post + items.close + f.stop, f.rest, first=False) for f in nexts]
+            return " | ".join(_unique(self.then(value, name, (more, *ends), depth)))
+        each = self.b.recursive_rule(f"{sanitize_name(name)}-rep", body)
+        return _choice([_join(self.lit(items.open + head_text), key, kv, each), self.after(nexts)])
+
+
+def raw_until(b: GbnfBuilder, stops: tuple[tuple[str, str, bool], ...], banned: tuple[str, ...]) -> str:
+    """Raw text, then one of `stops` (text, what follows it, first): a ``first`` stop ends the text
+    where it first occurs (the text never holds it); another may come anywhere (the text may hold
+    it too). The text never holds a `banned` one. An Aho-Corasick automaton over the texts."""
+    def make() -> str:
+        firsts: dict[str, list[str]] = {}
+        for text, cont, first in stops:
+            if first:
+                firsts.setdefault(text, []).append(cont)
+        for text in banned:
+            firsts.setdefault(text, [])
+        # spelled one character class at a time: a literal would be one llguidance lexeme that
+        # outruns, then hides, the text going on after a near miss (``</parameter>\n<parameter=``)
+        ends = [_join(*(char_class([c]) for c in text), cont) for text, cont, first in stops if not first]
+        texts = list(firsts)
+        states = sorted({t[:i] for t in texts for i in range(len(t))}, key=lambda u: (len(u), u))
+        alphabet = sorted({c for t in texts for c in t})
+        names = {u: b.reserve("raw-until") for u in states}
+        for u in states:
+            alts = list(ends)
+            to: dict[str, list[str]] = {}
+            done: dict[str, list[str]] = {}
+            blocked: list[str] = []
+            for c in alphabet:
+                seen = u + c
+                completed = [t for t in texts if seen.endswith(t)]
+                if completed:
+                    blocked.append(c)
+                    for cont in dict.fromkeys(x for t in completed for x in firsts[t]):
+                        done.setdefault(cont, []).append(c)
+                    continue
+                v = next(seen[i:] for i in range(len(seen) + 1) if seen[i:] in names)
+                if v:
+                    blocked.append(c)
+                    to.setdefault(v, []).append(c)
+            alts.append(f"{char_class(blocked, negate=True)} {names['']}" if blocked else f"{ANY_CHAR} {names['']}")
+            alts += [f"{char_class(cs)} {names[v]}" for v, cs in to.items()]
+            alts += [_join(char_class(cs), cont) for cont, cs in done.items()]
+            b.define(names[u], " | ".join(alts))
+        return names[""]
+    return b.cached(("raw-until", stops, banned), make)
