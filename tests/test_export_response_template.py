@@ -14,6 +14,7 @@ Templates that cannot be exported raise ``ExportError`` with a documented reason
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import json
 import logging
@@ -27,6 +28,7 @@ from autoparser import AutoparserError, ChatTemplate, ExportError
 from autoparser.analysis.model import (
     Analysis,
     Capabilities,
+    EnvelopeFormat,
     JsonLayout,
     LiteralArgs,
     ReasoningFormat,
@@ -55,21 +57,23 @@ REFUSED_FIXTURES = {
     "yaml_args.jinja": "yaml-args",
     "kwargs_pairs.jinja": "yaml-args",
     "attr_json.jinja": "html-escaped",
+    "json_turn.jinja": "json-envelope",
 }
 # key template -> the reason its export is refused
 REFUSED_KEY = {
     "Apertus-8B-Instruct.jinja": "name-as-key",
     "MiniMax-M3.jinja": "nested-tagged",
     "meetkai-functionary-medium-v3.2.jinja": "no-call-opener",
+    "ByteDance-Seed-OSS.jinja": "python-values",
+    "google-gemma-4-31B-it.jinja": "python-values",
+    "google-gemma-4-31B-it-interleaved.jinja": "python-values",
+    "LFM2.5-8B-A1B.jinja": "unescaped-strings",
+    "openbmb-MiniCPM5-1B.jinja": "cdata-values",
 }
 MIN_KEY_EXPORTED = 60
 # key templates whose exported response_template reads some turns differently from req.parse (strict:
 # the test fails when they agree again, so the entry is removed)
-KNOWN_DISAGREE = {
-    "NVIDIA-Nemotron-Nano-v2.jinja": "a call written inside the reasoning block the prompt opened ends the block "
-                                     "(real-output rule 1); the declarative language cannot say so, and "
-                                     "transformers keeps the call text in the reasoning",
-}
+KNOWN_DISAGREE: dict[str, str] = {}
 
 
 def _tools_parser(text: str, template: dict[str, Any], prompt: str, chunk: int = 0) -> dict[str, Any]:
@@ -230,6 +234,23 @@ REFUSALS = {
                                                     separator=";")),
     "no-anchor": Analysis(template="unit.jinja",
                           reasoning=ReasoningFormat(mode="tagged", start="<think>", end="</think>", prefilled=True)),
+    "python-values": _analysis(style="tagged", call_start="<call>", name_prefix="<function=", name_suffix=">",
+                               args="tagged", tagged=TaggedArgs(prefix="<parameter=", key_suffix=">",
+                                                                value_end="</parameter>")),
+    "cdata-values": _analysis(style="tagged", call_start="<call>", name_prefix="<function=", name_suffix=">",
+                              args="tagged", tagged=TaggedArgs(prefix="<parameter=", key_suffix=">",
+                                                               value_end="</parameter>")),
+    "unescaped-strings": _analysis(style="tagged", section_start="<|tool_call_start|>[",
+                                   section_end="]<|tool_call_end|>", args="literal",
+                                   literal=LiteralArgs(open="(", close=")", kv_sep="=", quotes=("'", '"'))),
+}
+REFUSALS["json-envelope"] = dataclasses.replace(
+    _analysis(), envelope=EnvelopeFormat(reasoning_key="thought", content_key="response", calls_key="tool_calls"))
+# the template's rendering of a call with every argument type, for the value reasons
+SAMPLES = {
+    "python-values": "<call><function=lookup><parameter=filters>{'lang': 'en'}</parameter></call>",
+    "cdata-values": "<call><function=lookup><parameter=code><![CDATA[x]]></parameter></call>",
+    "unescaped-strings": "<|tool_call_start|>[lookup(code='it's fine')]<|tool_call_end|>",
 }
 
 
@@ -240,7 +261,7 @@ def test_every_reason_has_a_unit_case() -> None:
 @pytest.mark.parametrize("reason", sorted(REFUSALS))
 def test_export_error_reason(reason: str) -> None:
     with pytest.raises(ExportError) as info:
-        response_template(REFUSALS[reason])
+        response_template(REFUSALS[reason], argument_sample=SAMPLES.get(reason, ""))
     assert info.value.reason == reason
     assert str(info.value).startswith("unit.jinja (export): " + REASONS[reason])
 

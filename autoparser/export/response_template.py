@@ -63,6 +63,8 @@ REASONS: dict[str, str] = {
     "tagged-separator": "tagged arguments are separated by text that is not whitespace",
     "no-anchor": "the assistant turn has no header to anchor the prompt replay, and the prompt "
                  "opens a reasoning block",
+    "json-envelope": "the whole turn is one JSON object whose keys hold the reasoning, the answer and "
+                     "the calls; regions cannot read the keys of one object",
     "python-values": "argument values are printed as Python literals ({'k': 'v'}, ['a'], None, True); "
                      "transformers types values as JSON only",
     "cdata-values": "argument values may be wrapped in <![CDATA[...]]>, which xml-inline keeps as text",
@@ -452,6 +454,8 @@ def response_template(analysis: Analysis, *, eos_token: str = "", argument_sampl
     :func:`_check_values`); ``ChatTemplate.response_template`` passes it.
     """
     a = analysis
+    if a.envelope is not None:
+        raise _refuse(a, "json-envelope")
     anchor = _anchor(a)
     fields: dict[str, Any] = {}
     thinking = _thinking(a)
@@ -464,7 +468,7 @@ def response_template(analysis: Analysis, *, eos_token: str = "", argument_sampl
         if argument_sample:
             _check_values(a, argument_sample)
         fields["tool_calls"] = tools
-        if thinking is not None and (a.tools.call_start.strip() or a.tools.section_start.strip()):
+        if thinking is not None and a.reasoning.prefilled and (a.tools.call_start.strip() or a.tools.section_start.strip()):
             # a call opener ends a reasoning block left open, as Request.parse reads it (real output)
             opener = tools.get("open_pattern") or regex.escape(str(tools.get("open", "")))
             opener = opener.replace("(?P<name>", "(?:")   # a capture belongs to the call field only
