@@ -153,8 +153,17 @@ class ChatTemplate:
     def response_template(self) -> dict[str, Any]:
         """The transformers ``response_template`` for this template (``autoparser.export``); raises ``ExportError``."""
         from .export.response_template import response_template
+        from .selftest import ALL_ARGUMENTS, HISTORIES, _Runner
 
-        return response_template(self.analysis, eos_token=self.renderer.eos_token)
+        sample = ""
+        if self.analysis.tools.style != "none":
+            runner = _Runner(self, stream=False)
+            for history in HISTORIES:
+                text, _, variant = runner.expected_text(ALL_ARGUMENTS, history, {})
+                if text is not None and variant is ALL_ARGUMENTS.message:
+                    sample = text
+                    break
+        return response_template(self.analysis, eos_token=self.renderer.eos_token, argument_sample=sample)
 
     def __repr__(self) -> str:
         return f"ChatTemplate({self.name!r})"
@@ -317,14 +326,13 @@ class Request:
         Envelopes are spelled exactly as the template renders them; raises ``ExportError`` for
         formats whose arguments are not a JSON object or whose calls cannot be cut out exactly.
         """
-        from .grammar.structural_tag import structural_tag
+        from .grammar.structural_tag import check_arguments, structural_tag
         from .probes.envelopes import call_envelopes
         from .probes.prober import Prober
 
+        check_arguments(self.plan)     # the arguments first: the envelope is cut only for JSON objects
         tp = self.plan.tools
-        if tp is None or not tp.allowed:
-            raise ExportError("no tool calls apply to this request (no tools, or tool_choice 'none')",
-                              template=self.template.name)
+        assert tp is not None
         t = tp.format
         kwargs = dict(self.plan.options.chat_template_kwargs)
         key = json.dumps([tp.allowed, kwargs], sort_keys=True, default=str)

@@ -14,6 +14,7 @@ Templates that cannot be exported raise ``ExportError`` with a documented reason
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import json
 import logging
@@ -27,6 +28,7 @@ from autoparser import AutoparserError, ChatTemplate, ExportError
 from autoparser.analysis.model import (
     Analysis,
     Capabilities,
+    EnvelopeFormat,
     JsonLayout,
     LiteralArgs,
     ReasoningFormat,
@@ -35,7 +37,7 @@ from autoparser.analysis.model import (
 )
 from autoparser.errors import AnalysisError
 from autoparser.export import REASONS, response_template
-from autoparser.selftest import HISTORIES, PROBE_TOOLS, TURN_SCENARIOS, ScenarioResult, self_test
+from autoparser.selftest import HISTORIES, PROBE_TOOLS, ScenarioResult, self_test
 
 chat_parsing = pytest.importorskip(
     "transformers.utils.chat_parsing",
@@ -55,21 +57,23 @@ REFUSED_FIXTURES = {
     "yaml_args.jinja": "yaml-args",
     "kwargs_pairs.jinja": "yaml-args",
     "attr_json.jinja": "html-escaped",
+    "json_turn.jinja": "json-envelope",
 }
 # key template -> the reason its export is refused
 REFUSED_KEY = {
     "Apertus-8B-Instruct.jinja": "name-as-key",
     "MiniMax-M3.jinja": "nested-tagged",
     "meetkai-functionary-medium-v3.2.jinja": "no-call-opener",
+    "ByteDance-Seed-OSS.jinja": "python-values",
+    "google-gemma-4-31B-it.jinja": "python-values",
+    "google-gemma-4-31B-it-interleaved.jinja": "python-values",
+    "LFM2.5-8B-A1B.jinja": "unescaped-strings",
+    "openbmb-MiniCPM5-1B.jinja": "cdata-values",
 }
 MIN_KEY_EXPORTED = 60
 # key templates whose exported response_template reads some turns differently from req.parse (strict:
 # the test fails when they agree again, so the entry is removed)
-KNOWN_DISAGREE = {
-    "NVIDIA-Nemotron-Nano-v2.jinja": "a call written inside the reasoning block the prompt opened ends the block "
-                                     "(real-output rule 1); the declarative language cannot say so, and "
-                                     "transformers keeps the call text in the reasoning",
-}
+KNOWN_DISAGREE: dict[str, str] = {}
 
 
 def _tools_parser(text: str, template: dict[str, Any], prompt: str, chunk: int = 0) -> dict[str, Any]:
@@ -126,9 +130,8 @@ def disagreements(path: Path) -> tuple[int, list[str]]:
     tmpl = _template(path)
     template = tmpl.response_template()
     checked, bad = 0, []
-    turns_only = {s.name for s in TURN_SCENARIOS}   # argument typing is left out (see the README)
     for sc in self_test(tmpl, stream=False).scenarios:
-        if sc.status == "n/a" or not sc.prompt or sc.name not in turns_only:
+        if sc.status == "n/a" or not sc.prompt:
             continue
         req = _request(tmpl, sc)
         # a server stops at the first end of turn: it is appended only when the text has none
@@ -231,6 +234,23 @@ REFUSALS = {
                                                     separator=";")),
     "no-anchor": Analysis(template="unit.jinja",
                           reasoning=ReasoningFormat(mode="tagged", start="<think>", end="</think>", prefilled=True)),
+    "python-values": _analysis(style="tagged", call_start="<call>", name_prefix="<function=", name_suffix=">",
+                               args="tagged", tagged=TaggedArgs(prefix="<parameter=", key_suffix=">",
+                                                                value_end="</parameter>")),
+    "cdata-values": _analysis(style="tagged", call_start="<call>", name_prefix="<function=", name_suffix=">",
+                              args="tagged", tagged=TaggedArgs(prefix="<parameter=", key_suffix=">",
+                                                               value_end="</parameter>")),
+    "unescaped-strings": _analysis(style="tagged", section_start="<|tool_call_start|>[",
+                                   section_end="]<|tool_call_end|>", args="literal",
+                                   literal=LiteralArgs(open="(", close=")", kv_sep="=", quotes=("'", '"'))),
+}
+REFUSALS["json-envelope"] = dataclasses.replace(
+    _analysis(), envelope=EnvelopeFormat(reasoning_key="thought", content_key="response", calls_key="tool_calls"))
+# the template's rendering of a call with every argument type, for the value reasons
+SAMPLES = {
+    "python-values": "<call><function=lookup><parameter=filters>{'lang': 'en'}</parameter></call>",
+    "cdata-values": "<call><function=lookup><parameter=code><![CDATA[x]]></parameter></call>",
+    "unescaped-strings": "<|tool_call_start|>[lookup(code='it's fine')]<|tool_call_end|>",
 }
 
 
@@ -241,7 +261,7 @@ def test_every_reason_has_a_unit_case() -> None:
 @pytest.mark.parametrize("reason", sorted(REFUSALS))
 def test_export_error_reason(reason: str) -> None:
     with pytest.raises(ExportError) as info:
-        response_template(REFUSALS[reason])
+        response_template(REFUSALS[reason], argument_sample=SAMPLES.get(reason, ""))
     assert info.value.reason == reason
     assert str(info.value).startswith("unit.jinja (export): " + REASONS[reason])
 

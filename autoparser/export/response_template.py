@@ -63,6 +63,13 @@ REASONS: dict[str, str] = {
     "tagged-separator": "tagged arguments are separated by text that is not whitespace",
     "no-anchor": "the assistant turn has no header to anchor the prompt replay, and the prompt "
                  "opens a reasoning block",
+    "json-envelope": "the whole turn is one JSON object whose keys hold the reasoning, the answer and "
+                     "the calls; regions cannot read the keys of one object",
+    "python-values": "argument values are printed as Python literals ({'k': 'v'}, ['a'], None, True); "
+                     "transformers types values as JSON only",
+    "cdata-values": "argument values may be wrapped in <![CDATA[...]]>, which xml-inline keeps as text",
+    "unescaped-strings": "Python-call string arguments are printed without escaping their quotes "
+                         "(f(k='it's')); python-call-list cannot read them",
 }
 
 TRAILING_WS = r"\s*"            # a call's close takes the whitespace after it: an empty content region
@@ -409,9 +416,46 @@ def _content(a: Analysis, eos: str, tools: dict[str, Any] | None) -> dict[str, A
     return {"close_pattern": r"\s*(?:" + "|".join(alternatives) + ")" + TRAILING_WS, "content": "text"}
 
 
-def response_template(analysis: Analysis, *, eos_token: str = "") -> dict[str, Any]:
-    """The transformers ``response_template`` for ``analysis``; raises ``ExportError``."""
+# ------------------------------------------------------------------ argument values
+_PY_CONTAINER = regex.compile(r"[\[{(,:=]\s*'[^'\n]*'\s*[:\],})]|\{'|\['")
+_PY_WORD = regex.compile(r"(?<![\w\"'])(?:None|True|False)(?![\w\"'])")
+
+
+def _check_values(a: Analysis, sample: str) -> None:
+    """Refuse argument values transformers cannot type as ``Request.parse`` does.
+
+    ``sample`` is the template's own rendering of one call carrying every argument type
+    (strings with quotes and a newline, numbers, booleans, null, objects, arrays; the
+    self-test's ``args_all``). transformers types values as JSON (by the tool's schema);
+    Python reprs, CDATA sections and unescaped quotes in Python calls read differently.
+    """
+    t = a.tools
+    if "<![CDATA[" in sample:
+        raise _refuse(a, "cdata-values")
+    if t.args == "literal" and t.literal is not None and t.literal.open == "(":
+        import ast
+
+        start = sample.find("[")
+        end = sample.rfind("]")
+        try:
+            ast.parse(sample[start:end + 1] if 0 <= start < end else sample, mode="eval")
+        except (SyntaxError, ValueError):
+            raise _refuse(a, "unescaped-strings") from None
+        return
+    # raw tagged values are typed by the tool's schema, which reads True / None; containers it does not
+    if _PY_CONTAINER.search(sample) or (t.args != "tagged" and _PY_WORD.search(sample)):
+        raise _refuse(a, "python-values")
+
+
+def response_template(analysis: Analysis, *, eos_token: str = "", argument_sample: str = "") -> dict[str, Any]:
+    """The transformers ``response_template`` for ``analysis``; raises ``ExportError``.
+
+    ``argument_sample`` is the template's rendering of a call with every argument type (see
+    :func:`_check_values`); ``ChatTemplate.response_template`` passes it.
+    """
     a = analysis
+    if a.envelope is not None:
+        raise _refuse(a, "json-envelope")
     anchor = _anchor(a)
     fields: dict[str, Any] = {}
     thinking = _thinking(a)
@@ -421,7 +465,17 @@ def response_template(analysis: Analysis, *, eos_token: str = "") -> dict[str, A
     end_lookahead = _alt([_rx(e) for e in ends])
     tools = _tool_calls(a, end_lookahead)
     if tools is not None:
+        if argument_sample:
+            _check_values(a, argument_sample)
         fields["tool_calls"] = tools
+        if thinking is not None and a.reasoning.prefilled and (a.tools.call_start.strip() or a.tools.section_start.strip()):
+            # a call opener ends a reasoning block left open, as Request.parse reads it (real output)
+            opener = tools.get("open_pattern") or regex.escape(str(tools.get("open", "")))
+            opener = opener.replace("(?P<name>", "(?:")   # a capture belongs to the call field only
+            close = thinking.pop("close", None)
+            closes = [regex.escape(c) for c in ([close] if isinstance(close, str) else close or [])]
+            closes += [thinking.pop("close_pattern")] if "close_pattern" in thinking else []
+            thinking["close_pattern"] = "|".join([*closes, f"(?={opener})"])
     fields["content"] = _content(a, eos_token, tools)
     out: dict[str, Any] = {"version": 1, "defaults": {"role": "assistant"}}
     if anchor:

@@ -25,8 +25,8 @@ from ..probes.envelopes import Envelopes
 ReasoningMode = Literal["auto", "enabled", "disabled"]
 
 
-def structural_tag(plan: RequestPlan, envelopes: Envelopes, reasoning: ReasoningMode = "auto") -> dict[str, Any]:
-    """The request's structural tag (xgrammar ``format`` shape)."""
+def check_arguments(plan: RequestPlan) -> None:
+    """Raise ``ExportError`` when the request's calls cannot be a structural tag's JSON-schema content."""
     tp = plan.tools
     if tp is None or not tp.allowed:
         raise ExportError("no tool calls apply to this request (no tools, or tool_choice 'none')",
@@ -37,6 +37,13 @@ def structural_tag(plan: RequestPlan, envelopes: Envelopes, reasoning: Reasoning
     if tp.format.args != "json" or tp.format.args_as_string or (tp.format.json and tp.format.json.args_as_string):
         raise ExportError(f"arguments are written as {tp.format.args!r}, not as a JSON object",
                           template=plan.template)
+
+
+def structural_tag(plan: RequestPlan, envelopes: Envelopes, reasoning: ReasoningMode = "auto") -> dict[str, Any]:
+    """The request's structural tag (xgrammar ``format`` shape)."""
+    check_arguments(plan)
+    tp = plan.tools
+    assert tp is not None
     tags: list[dict[str, Any]] = []
     begins: list[str] = []
     for name in tp.allowed:
@@ -103,4 +110,4 @@ def _reasoning(plan: RequestPlan, mode: ReasoningMode) -> dict[str, Any] | None:
     return {"type": "optional", "content": block}
 
 
-__all__ = ["structural_tag"]
+__all__ = ["check_arguments", "structural_tag"]

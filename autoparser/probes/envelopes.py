@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .. import markers as mk
 from ..diff.split import shared_prefix, shared_suffix
 from . import needles as N
 from .prober import Prober
@@ -49,6 +50,20 @@ def _turn_calls(prober: Prober, names: list[str], tools: list[dict[str, Any]]) -
     return full[head:len(full) - tail]
 
 
+def _mismatch(both: str, head: str, end: str, second: str) -> str:
+    """Why a turn with two calls is not two copies of the one-call envelope."""
+    if second not in both:
+        return "the template renders one call per turn (a second call is dropped)"
+    starts = sorted({i for tok in mk.tokens(end) for i in [end.find(tok)] if i > 0}, reverse=True)
+    for k in (len(end) - i for i in starts):        # a trailer of whole markers, shortest first
+        trailer = end[-k:]
+        if trailer.strip() and both.endswith(trailer) and both.startswith(head + end[:-k]) \
+                and not both.startswith(head + end):
+            return (f"the template writes {trailer.strip()!r} once after the last call, not after each call "
+                    "(a section end with no section start)")
+    return "the call envelope holds a per-call id or index (two calls are not two copies of one)"
+
+
 def call_envelopes(prober: Prober, names: tuple[str, ...], section_start: str, section_end: str
                    ) -> Envelopes | str:
     """The envelopes of ``names``, or why they cannot be cut out exactly."""
@@ -85,7 +100,7 @@ def call_envelopes(prober: Prober, names: tuple[str, ...], section_start: str, s
         if both is None:
             separator = None          # the template renders one call per turn
         elif not both.startswith(expected_head) or not both.endswith(two.begin + ARGS + two.end + section_close):
-            return "the call envelope holds a per-call id or index (two calls are not two copies of one)"
+            return _mismatch(both, section_begin + one.begin + ARGS, one.end, second)
         else:
             rest = both[len(expected_head):]
             separator = rest[:len(rest) - len(two.begin + ARGS + two.end + section_close)]
