@@ -24,6 +24,7 @@ from ..analysis.layout.model import KEY_AGAIN, Items
 from ..values.codecs import Codec, IncrementalDecoder
 from ..values.jsonscan import JsonScanner
 from ..values.pyliteral import python_to_json
+from ..values.nested import parse_own
 from ..values.spelling import decode_value, schema_types
 from .phases import Phases
 
@@ -78,6 +79,7 @@ class ItemsReader(Phases):
         self.parts: list[str] = []
         self.malformed = False
         self.own_post = False       # the value's end is its own closing text (then the item's)
+        self.own_tries = 0          # own-syntax containers: ends tried
         it = items
         keyalt = "(?:" + "|".join(regex.escape(k) for k in sorted(self.keys, key=len, reverse=True)) + ")" \
             if self.keys else _GENERIC_KEY
@@ -204,6 +206,7 @@ class ItemsReader(Phases):
                 pos += len(s.pre)
         self.parts = []
         self.value_start = self.scan = pos
+        self.own_tries = 0
         self.phase = "raw"
         return "next", pos
 
@@ -234,6 +237,12 @@ class ItemsReader(Phases):
     def _raw(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
         pat = self._value_end(final)
         m = pat.search(buf, self.scan, partial=not final)
+        while m is not None and not m.partial and self._inside_own(buf, m.start()):
+            # an array or object in the encoding's own syntax holds the same closing text: the value
+            # ends at the first one after which it reads whole
+            self._take(buf[pos:m.end()], final=False)
+            pos = self.scan = m.end()
+            m = pat.search(buf, self.scan, partial=not final)
         if m is None:
             stop = len(buf)
             if not final:
@@ -255,6 +264,18 @@ class ItemsReader(Phases):
             return "next", m.end() if m.lastgroup == "post" else m.start()   # next item, without it)
         self.phase = "post"
         return "next", m.start()
+
+    def _inside_own(self, buf: str, end: int) -> bool:
+        """The value is an own-syntax container that does not read whole up to ``end`` (bounded tries)."""
+        v = self.values
+        if self.streaming or v.nested != "own" or self.own_tries >= 64:
+            return False
+        text = buf[self.value_start:end].strip()
+        openers = [x.open + x.item_pre for x in (v.object, v.array) if x is not None]
+        if not any(o.strip() and text.startswith(o.strip()[:1]) for o in openers):
+            return False
+        self.own_tries += 1
+        return parse_own(text, v) is None
 
     def _take(self, text: str, final: bool) -> None:
         if self.streaming and self.decoder is not None:

@@ -396,6 +396,9 @@ def _hole_ends(layout: CallLayout, i: int) -> tuple[regex.Pattern[str], dict[str
     white space or header fields follow it)."""
     pieces = layout.pieces
     j = i + 1
+    if j < len(pieces) and pieces[j].kind == "args" and _args_start(layout):
+        # the arguments follow the hole directly: it runs to where they begin (``NAME/key/value``)
+        return mk.compile_source(f"(?P<e{j}>(?={_args_start(layout)}))"), {f"e{j}": j}
     if j >= len(pieces) or pieces[j].kind != "lit" or not pieces[j].text.strip() or \
             pieces[j].text.startswith(mk.HEADER):
         return None

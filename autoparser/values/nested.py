@@ -170,6 +170,13 @@ class _Parser:
             if m is not None and t.startswith(n.post, m.end()) and self._boundary(m.end() + len(n.post), stops):
                 self.i = m.end() + len(n.post)
                 return json.loads(m.group())
+        if s.pre.strip() and s.post.strip() and t.startswith(s.pre, self.i):
+            # a string between its own texts (``<str>...</str>``): up to its closing text
+            j = t.find(s.post, self.i + len(s.pre))
+            if j >= 0:
+                body = t[self.i + len(s.pre):j]
+                self.i = j + len(s.post)
+                return self.string.decode(body)
         # a string written raw (or quoted with no escapes): up to what may follow it
         end = min((j for j in (t.find(x.strip(), self.i) for x in stops if x.strip()) if j >= 0), default=len(t))
         raw = t[self.i:end].rstrip()

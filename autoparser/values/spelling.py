@@ -253,7 +253,7 @@ def decode_value(text: str, values: Values, prop: Any = None) -> Any:
             if slot is None:
                 continue
             body = strip_slot(stripped, slot.pre.strip(), slot.post.strip())
-            if body is not None and NUMBER.fullmatch(body):
+            if body is not None and NUMBER.fullmatch(body.strip()):
                 return json.loads(body)
     if types & {"object", "array"} or not types:
         value = _nested(stripped, values)
