@@ -36,7 +36,7 @@ def _tag(case: turns.Case, **kw: Any) -> dict[str, Any] | None:
 
 def _call_tags(fmt: dict[str, Any]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    if fmt.get("type") == "tag" and fmt.get("content", {}).get("type") == "json_schema":
+    if fmt.get("type") == "tag" and isinstance(fmt.get("begin"), str):   # calls, and argument items inside them
         out.append(fmt)
     for key in ("format", "content", "elements", "tags"):
         value = fmt.get(key)
@@ -60,10 +60,12 @@ def test_hermes_tag_shape() -> None:
 def test_tool_choice_shapes_the_tag() -> None:
     case = next(c for c in TOOL_CASES if c.path.stem == "hermes_json" and c.scenario == "tool")
     named = _tag(case, tool_choice={"type": "function", "function": {"name": "get_weather"}})
-    assert named is not None and named["format"]["at_least_one"] is True
-    assert [t["begin"] for t in named["format"]["tags"]] == ['<tool_call>\n{"name": "get_weather", "arguments": ']
+    assert named is not None
+    space, calls = named["format"]["elements"]      # a required call: white space, then the call
+    assert space == {"type": "regex", "pattern": r"[ \t\r\n]*"} and calls["at_least_one"] is True
+    assert [t["begin"] for t in calls["tags"]] == ['<tool_call>\n{"name": "get_weather", "arguments": ']
     single = _tag(case, tool_choice="required", parallel_tool_calls=False)
-    assert single is not None and single["format"]["stop_after_first"] is True
+    assert single is not None and single["format"]["elements"][-1]["stop_after_first"] is True
     req = template(case.path).apply(case.history, tools=case.tools, tool_choice="none")
     with pytest.raises(ExportError, match="no tool calls"):
         req.structural_tag()

@@ -37,10 +37,11 @@ class Envelopes:
     separator: str | None = ""       # None: the template renders one call per turn
 
 
-def _turn_calls(prober: Prober, names: list[str], tools: list[dict[str, Any]]) -> str | None:
+def _turn_calls(prober: Prober, names: list[str], tools: list[dict[str, Any]],
+                args: dict[str, Any] | None = None) -> str | None:
     """The text the calls add to an empty assistant turn."""
     empty = prober.full({"role": "assistant", "content": ""}, tools)
-    calls = [{"id": f"call{i:05d}", "type": "function", "function": {"name": n, "arguments": {}}}
+    calls = [{"id": f"call{i:05d}", "type": "function", "function": {"name": n, "arguments": dict(args or {})}}
              for i, n in enumerate(names)]
     full = prober.full({"role": "assistant", "content": "", "tool_calls": calls}, tools)
     if empty is None or full is None:
@@ -64,23 +65,26 @@ def _mismatch(both: str, head: str, end: str, second: str) -> str:
     return "the call envelope holds a per-call id or index (two calls are not two copies of one)"
 
 
-def call_envelopes(prober: Prober, names: tuple[str, ...], section_start: str, section_end: str
-                   ) -> Envelopes | str:
-    """The envelopes of ``names``, or why they cannot be cut out exactly."""
+def call_envelopes(prober: Prober, names: tuple[str, ...], section_start: str, section_end: str,
+                   args: dict[str, str] | None = None, args_text: str = ARGS) -> Envelopes | str:
+    """The envelopes of ``names``, or why they cannot be cut out exactly: the text around the
+    arguments ``args`` (none by default: ``{}``), which the template writes as ``args_text``."""
+    props = {k: {"type": "string"} for k in args or {}}
     tools = [{"type": "function", "function": {"name": n, "description": N.USER,
-                                               "parameters": {"type": "object", "properties": {}}}}
+                                               "parameters": {"type": "object", "properties": props}}}
              for n in names]
     out: dict[str, CallEnvelope] = {}
     section_begin = section_close = ""
     for name in names:
-        block = _turn_calls(prober, [name], tools)
+        block = _turn_calls(prober, [name], tools, args)
         if block is None or block.count(name) != 1:
             return f"the template does not render a call of {name!r} with its name once"
         at = block.index(name)
-        args = block.find(ARGS, at + len(name))
-        if args < 0 or block.count(ARGS) != 1:
-            return "arguments are not rendered as a JSON object"
-        begin, end = block[:args], block[args + len(ARGS):]
+        cut = block.find(args_text, at + len(name))
+        if cut < 0 or block.count(args_text) != 1:
+            return "arguments are not rendered as a JSON object" if args_text == ARGS else \
+                "the arguments are not rendered as the call layout says"
+        begin, end = block[:cut], block[cut + len(args_text):]
         if section_start.strip() and section_end.strip():
             s_at, e_at = begin.find(section_start.strip()), end.rfind(section_end.strip())
             if s_at < 0 or e_at < 0:
@@ -94,16 +98,16 @@ def call_envelopes(prober: Prober, names: tuple[str, ...], section_start: str, s
     separator: str | None = ""
     if len(names) > 1:
         first, second = names[0], names[1]
-        both = _turn_calls(prober, [first, second], tools)
+        both = _turn_calls(prober, [first, second], tools, args)
         one, two = out[first], out[second]
-        expected_head = section_begin + one.begin + ARGS + one.end
+        expected_head = section_begin + one.begin + args_text + one.end
         if both is None:
             separator = None          # the template renders one call per turn
-        elif not both.startswith(expected_head) or not both.endswith(two.begin + ARGS + two.end + section_close):
-            return _mismatch(both, section_begin + one.begin + ARGS, one.end, second)
+        elif not both.startswith(expected_head) or not both.endswith(two.begin + args_text + two.end + section_close):
+            return _mismatch(both, section_begin + one.begin + args_text, one.end, second)
         else:
             rest = both[len(expected_head):]
-            separator = rest[:len(rest) - len(two.begin + ARGS + two.end + section_close)]
+            separator = rest[:len(rest) - len(two.begin + args_text + two.end + section_close)]
     # whitespace a template writes before the first call (indentation, a newline after the content)
     # belongs to the turn's layout, not to what a model writes: the envelope starts at the marker
     if section_begin:
