@@ -344,6 +344,8 @@ def test_layout_exports_and_reads_back(name: str) -> None:
     assert a.tools.layout is not None
     args = {k: v for k, v in _ALL_ARGUMENTS.items() if not isinstance(v, dict)}   # nested: see "filters" below
     args["filters"] = {"lang": "en", "depth": 2}
+    if a.tools.layout.args.kind == "json":     # a JSON string holding the call's closing text does not close it
+        args["code"] += "\n</function></lookup>[/CALL]"
     calls = [encode_call(a.tools.layout, "lookup", "call00001", args),
              encode_call(a.tools.layout, "get_weather", "call00002", {"city": "Paris, France", "unit": "celsius"})]
     sep = "" if a.tools.call_start else "\n"

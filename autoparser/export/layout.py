@@ -69,7 +69,8 @@ def layout_calls(a: Analysis, end_lookahead: str) -> dict[str, Any]:
     field: dict[str, Any] = {"open_pattern": _opener(a, before)}
     close = _closer(a, after)
     if close:
-        field["close_pattern"] = close
+        # JSON arguments end with their closing brace: a closing text inside a string value is no close
+        field["close_pattern"] = (r"(?<=\})\s*" if lay.args.kind == "json" else "") + close
     else:
         first = next((p.text for p in lay.pieces if p.kind == "lit" and p.text.strip()), "") \
             if lay.pieces and lay.pieces[0].kind == "lit" else ""
