@@ -121,7 +121,9 @@ def _thinking(a: Analysis) -> dict[str, Any] | None:
         # header) replays an empty reasoning region instead of leaking the closer into the content
         field["open_pattern"] = f"{rx(opener)}|(?={rx(r.end)})"
     else:
-        put(field, "open", [opener])
+        # an end marker that starts the turn (a template writing an empty block's closer alone,
+        # ``</mm:think>answer``) closes an empty reasoning region, as Request.parse drops it
+        field["open_pattern"] = f"{rx(opener)}|\\A\\s*(?={rx(r.end)})"
     put(field, "close", [r.end])
     field["content"] = "text"
     return field
