@@ -72,8 +72,8 @@ def layout_calls(a: Analysis, end_lookahead: str) -> dict[str, Any]:
         # JSON arguments end with their closing brace: a closing text inside a string value is no close
         field["close_pattern"] = (r"(?<=\})\s*" if lay.args.kind == "json" else "") + close
     else:
-        first = next((p.text for p in lay.pieces if p.kind == "lit" and p.text.strip()), "") \
-            if lay.pieces and lay.pieces[0].kind == "lit" else ""
+        # nothing after the arguments: the call ends before the next call's opening text or the turn's end
+        first = lay.pieces[0].text if lay.pieces[0].kind == "lit" else ""
         nxt = rx(t.call_start) or rx(first) or rx(t.separator)
         if nxt or end_lookahead:
             field["close_pattern"] = lookahead(nxt, end_lookahead)
