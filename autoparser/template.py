@@ -153,8 +153,23 @@ class ChatTemplate:
     def response_template(self) -> dict[str, Any]:
         """The transformers ``response_template`` for this template (``autoparser.export``); raises ``ExportError``."""
         from .export.response_template import response_template
+        from .selftest import ALL_ARGUMENTS, HISTORIES, TURN_SCENARIOS, _Runner
 
-        return response_template(self.analysis, eos_token=self.renderer.eos_token)
+        runner = _Runner(self, stream=False)
+        samples = {}
+        wanted = [ALL_ARGUMENTS] if self.analysis.tools.style != "none" else []
+        if self.analysis.reasoning.mode != "none":
+            wanted += [sc for sc in TURN_SCENARIOS if sc.name in ("reasoning", "reasoning_tool")]
+        for sc in wanted:
+            for history in HISTORIES:
+                text, _, variant = runner.expected_text(sc, history, runner.kwarg_options(sc)[0])
+                if text is not None and (variant is sc.message or sc is not ALL_ARGUMENTS):
+                    samples[sc.name] = text
+                    break
+        return response_template(self.analysis, eos_token=self.renderer.eos_token,
+                                 argument_sample=samples.get(ALL_ARGUMENTS.name, ""),
+                                 reasoning_sample=samples.get("reasoning", ""),
+                                 reasoning_call_sample=samples.get("reasoning_tool", ""))
 
     def __repr__(self) -> str:
         return f"ChatTemplate({self.name!r})"
@@ -317,21 +332,28 @@ class Request:
         Envelopes are spelled exactly as the template renders them; raises ``ExportError`` for
         formats whose arguments are not a JSON object or whose calls cannot be cut out exactly.
         """
-        from .grammar.structural_tag import structural_tag
+        from .grammar.structural_tag import check_arguments, structural_tag
         from .probes.envelopes import call_envelopes
         from .probes.prober import Prober
 
+        check_arguments(self.plan)     # the arguments first: the envelope is cut only for JSON objects
         tp = self.plan.tools
-        if tp is None or not tp.allowed:
-            raise ExportError("no tool calls apply to this request (no tools, or tool_choice 'none')",
-                              template=self.template.name)
+        assert tp is not None
         t = tp.format
         kwargs = dict(self.plan.options.chat_template_kwargs)
         key = json.dumps([tp.allowed, kwargs], sort_keys=True, default=str)
         env = self.template._envelopes.get(key)
         if env is None:     # rendered once per template, tool set and kwargs, not once per request
+            args: dict[str, str] | None = None
+            text = "{}"
+            if t.style == "layout" and t.layout is not None and t.layout.args.kind == "items":
+                # items write nothing for no arguments: the envelope is cut around one, as the layout writes it
+                from .analysis.layout.encode import encode_args
+
+                args = {"query": "zqxvaluezqx"}
+                text = encode_args(t.layout, args)
             env = self.template._envelopes[key] = call_envelopes(Prober(self.template.renderer, kwargs), tp.allowed,
-                                                                 t.section_start, t.section_end)
+                                                                 t.section_start, t.section_end, args, text)
         if isinstance(env, str):
             raise ExportError(env, template=self.template.name, target="structural tag")
         return structural_tag(self.plan, env, reasoning)

@@ -147,6 +147,30 @@ def test_analyze_rich_summary(capsys: pytest.CaptureFixture[str]) -> None:
         assert text in out, text
 
 
+LABEL_PARAMS = TEMPLATES / "synth_label_params.jinja"     # a call layout: `Action: NAME` then parameter items
+
+
+def test_analyze_shows_a_layout_in_words(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "analyze", LABEL_PARAMS)
+    assert code == 0
+    assert load_template(LABEL_PARAMS).analysis.tools.style == "layout"
+    for text in ("tool calls", "layout", 'NAME "\\nArguments: \\n" ARGS "\\n</tool_call>"',
+                 'items: each "<parameter=" KEY ">" VALUE "</parameter>\\n"', "raw text", "a JSON number",
+                 '"true" / "false"', "<parameter= </parameter>"):
+        assert text in out, text
+    for repr_text in ("CallLayout(", "Piece(", "Items(", "Values(", "Slot(", "arguments: json"):
+        assert repr_text not in out, repr_text
+
+
+def test_debug_json_has_the_layout_in_words(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "debug", LABEL_PARAMS, "--json")
+    assert code == 0
+    layout = json.loads(out)["layout"]
+    assert layout["call"] == '" " NAME "\\nArguments: \\n" ARGS "\\n</tool_call>"'
+    assert layout["arguments"].startswith('items: each "<parameter=" KEY')
+    assert layout["null"] == '"null"'
+
+
 # ------------------------------------------------------------------ parse
 def test_parse_hermes_two_calls(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
                                 tmp_path: Path) -> None:
@@ -452,8 +476,9 @@ def test_debug_json_sections(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "debug", QWEN3, "--json")
     assert code == 0
     data = json.loads(out)
-    assert list(data) == ["template", "source", "capabilities", "comparisons", "analysis", "markers",
+    assert list(data) == ["template", "source", "capabilities", "comparisons", "analysis", "markers", "layout",
                           "undetected", "grammar", "sample"]
+    assert data["layout"] is None                      # JSON calls: no call layout
     assert data["capabilities"]["reasoning"] and data["capabilities"]["thinking_toggle"]
     comparisons = {c["name"]: c for c in data["comparisons"]}
     reasoning = comparisons["reasoning"]

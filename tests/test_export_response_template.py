@@ -14,6 +14,7 @@ Templates that cannot be exported raise ``ExportError`` with a documented reason
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import json
 import logging
@@ -24,9 +25,12 @@ import pytest
 import turns
 
 from autoparser import AutoparserError, ChatTemplate, ExportError
+from autoparser.analysis.layout.encode import encode_call
+from autoparser.analysis.layout.model import ArgsLayout, CallLayout, Piece
 from autoparser.analysis.model import (
     Analysis,
     Capabilities,
+    EnvelopeFormat,
     JsonLayout,
     LiteralArgs,
     ReasoningFormat,
@@ -35,7 +39,8 @@ from autoparser.analysis.model import (
 )
 from autoparser.errors import AnalysisError
 from autoparser.export import REASONS, response_template
-from autoparser.selftest import HISTORIES, PROBE_TOOLS, TURN_SCENARIOS, ScenarioResult, self_test
+from autoparser.selftest import HISTORIES, PROBE_TOOLS, ScenarioResult, self_test
+from autoparser.values.spelling import KEY_AGAIN, Items, Slot, Values
 
 chat_parsing = pytest.importorskip(
     "transformers.utils.chat_parsing",
@@ -51,26 +56,30 @@ REFUSED_FIXTURES = {
     "delimiter_reasoning.jinja": "reasoning-without-opener",
     "name_as_key.jinja": "name-as-key",
     "python_dict_args.jinja": "python-args",
-    "pythonic_bare.jinja": "literal-style",
+    "pythonic_bare.jinja": "no-call-opener",      # a layout: the call starts with the tool's name
     "yaml_args.jinja": "yaml-args",
-    "kwargs_pairs.jinja": "yaml-args",
+    "kwargs_pairs.jinja": "python-values",        # a layout: arrays and objects with True/None inside
     "attr_json.jinja": "html-escaped",
     "label_blank_line.jinja": "blank-line-closer",
+    "json_turn.jinja": "json-envelope",
+    "synth_fence_invoke_string.jinja": "string-args",   # JSON arguments inside a JSON string
+    "synth_fullwidth_string.jinja": "string-args",
 }
 # key template -> the reason its export is refused
 REFUSED_KEY = {
     "Apertus-8B-Instruct.jinja": "name-as-key",
     "MiniMax-M3.jinja": "nested-tagged",
     "meetkai-functionary-medium-v3.2.jinja": "no-call-opener",
+    "ByteDance-Seed-OSS.jinja": "python-values",
+    "google-gemma-4-31B-it.jinja": "python-values",
+    "google-gemma-4-31B-it-interleaved.jinja": "python-values",
+    "LFM2.5-8B-A1B.jinja": "unescaped-strings",
+    "openbmb-MiniCPM5-1B.jinja": "cdata-values",
 }
 MIN_KEY_EXPORTED = 60
 # key templates whose exported response_template reads some turns differently from req.parse (strict:
 # the test fails when they agree again, so the entry is removed)
-KNOWN_DISAGREE = {
-    "NVIDIA-Nemotron-Nano-v2.jinja": "a call written inside the reasoning block the prompt opened ends the block "
-                                     "(real-output rule 1); the declarative language cannot say so, and "
-                                     "transformers keeps the call text in the reasoning",
-}
+KNOWN_DISAGREE: dict[str, str] = {}
 
 
 def _tools_parser(text: str, template: dict[str, Any], prompt: str, chunk: int = 0) -> dict[str, Any]:
@@ -127,9 +136,8 @@ def disagreements(path: Path) -> tuple[int, list[str]]:
     tmpl = _template(path)
     template = tmpl.response_template()
     checked, bad = 0, []
-    turns_only = {s.name for s in TURN_SCENARIOS}   # argument typing is left out (see the README)
     for sc in self_test(tmpl, stream=False).scenarios:
-        if sc.status == "n/a" or not sc.prompt or sc.name not in turns_only:
+        if sc.status == "n/a" or not sc.prompt:
             continue
         req = _request(tmpl, sc)
         # a server stops at the first end of turn: it is appended only when the text has none
@@ -233,6 +241,57 @@ REFUSALS = {
                                                     separator=";")),
     "no-anchor": Analysis(template="unit.jinja",
                           reasoning=ReasoningFormat(mode="tagged", start="<think>", end="</think>", prefilled=True)),
+    "python-values": _analysis(style="tagged", call_start="<call>", name_prefix="<function=", name_suffix=">",
+                               args="tagged", tagged=TaggedArgs(prefix="<parameter=", key_suffix=">",
+                                                                value_end="</parameter>")),
+    "cdata-values": _analysis(style="tagged", call_start="<call>", name_prefix="<function=", name_suffix=">",
+                              args="tagged", tagged=TaggedArgs(prefix="<parameter=", key_suffix=">",
+                                                               value_end="</parameter>")),
+    "unescaped-strings": _analysis(style="tagged", section_start="<|tool_call_start|>[",
+                                   section_end="]<|tool_call_end|>", args="literal",
+                                   literal=LiteralArgs(open="(", close=")", kv_sep="=", quotes=("'", '"'))),
+}
+REFUSALS["json-envelope"] = dataclasses.replace(
+    _analysis(), envelope=EnvelopeFormat(reasoning_key="thought", content_key="response", calls_key="tool_calls"))
+REFUSALS["yaml-args"] = _analysis(style="tagged", call_start="<call>", name_suffix="\n", args="yaml",
+                                  tagged=TaggedArgs(prefix="\n", key_suffix=": "))
+
+
+# ------------------------------------------------------------------ layouts (style "layout")
+def lit(text: str) -> Piece:
+    return Piece("lit", text)
+
+
+NAME, ARGS = Piece("name"), Piece("args")
+FUNCTION = (lit("<function="), NAME, lit(">\n"), ARGS, lit("\n</function>"))   # a frame around the arguments
+
+
+def items(values: Values | None = None, **kw: Any) -> ArgsLayout:
+    fields = {"item_pre": "<parameter=", "kv": ">", "item_post": "</parameter>", **kw}
+    return ArgsLayout(kind="items", items=Items(values=values or Values(), **fields))
+
+
+def _layout(args: ArgsLayout | None = None, pieces: tuple[Piece, ...] = FUNCTION, **tools: Any) -> Analysis:
+    lay = CallLayout(pieces=pieces, args=args or ArgsLayout())
+    return _analysis(style="layout", call_start=tools.pop("call_start", "<call>"), layout=lay, **tools)
+
+
+REFUSALS.update({
+    "layout-shape": _layout(pieces=(lit("<function="), NAME, lit(">"))),
+    "name-codec": _layout(pieces=(lit("<function "), Piece("name", codec="json"), lit(">"), ARGS, lit("</function>"))),
+    "string-args": _layout(ArgsLayout(kind="json", codec="json")),
+    "positional-args": _layout(items(keyed=False)),
+    "key-codec": _layout(items(key=Slot(codec="json"))),
+    "value-codec": _layout(items(Values(string=Slot(codec="percent(%20)")))),
+    "value-spelling": _layout(items(Values(true="yes", false="no"))),
+    "own-nested": _layout(items(Values(nested="own"))),
+    "items-misread": _layout(items(item_pre="", kv="=", item_post="", sep="; ")),   # raw "a; b=c" reads as two
+})
+# the template's rendering of a call with every argument type, for the value reasons
+SAMPLES = {
+    "python-values": "<call><function=lookup><parameter=filters>{'lang': 'en'}</parameter></call>",
+    "cdata-values": "<call><function=lookup><parameter=code><![CDATA[x]]></parameter></call>",
+    "unescaped-strings": "<|tool_call_start|>[lookup(code='it's fine')]<|tool_call_end|>",
 }
 
 
@@ -243,13 +302,60 @@ def test_every_reason_has_a_unit_case() -> None:
 @pytest.mark.parametrize("reason", sorted(REFUSALS))
 def test_export_error_reason(reason: str) -> None:
     with pytest.raises(ExportError) as info:
-        response_template(REFUSALS[reason])
+        response_template(REFUSALS[reason], argument_sample=SAMPLES.get(reason, ""))
     assert info.value.reason == reason
     assert str(info.value).startswith("unit.jinja (export): " + REASONS[reason])
 
 
 def test_export_error_is_an_autoparser_error() -> None:
     assert issubclass(ExportError, AutoparserError)
+
+
+# layouts the exporter expresses: each call written by the layout (``encode_call``) is read back by
+# transformers as the arguments it was written from (typed by the probe tool's schema)
+WRAPPED = Values(string=Slot(pre='true">'), number=Slot(pre='false">'), integer=Slot(pre='false">'),
+                 true='false">true', false='false">false', null='false">null', nested_pre='false">')
+EXPRESSED = {
+    "json": _layout(),
+    "json_tag_is_name": dataclasses.replace(
+        _layout(pieces=(lit("<"), NAME, lit(">"), ARGS, lit("</"), Piece("name_again"), lit(">")),
+                call_start="", section_start="<calls>", section_end="</calls>"),
+        capabilities=Capabilities(tool_calls=True, parallel_tool_calls=True)),
+    "json_id_after_args": _layout(pieces=(NAME, lit("[ARGS]"), ARGS, lit("[ID]"), Piece("id"), lit("[/CALL]")),
+                                  call_start="[CALL]"),
+    "params": _layout(items(item_pre="<parameter=", kv=">\n", item_post="\n</parameter>\n")),
+    "key_again": _layout(items(item_pre="<", kv=">", item_post="</" + KEY_AGAIN + ">")),
+    "arg_key": _layout(items(item_pre="<arg_key>", kv="</arg_key><arg_value>", item_post="</arg_value>", sep="\n")),
+    "wrapped": _layout(items(WRAPPED, item_pre='<param name="', kv='" string="', item_post="</param>")),
+    "delimited_strings": _layout(items(Values(string=Slot(pre='<|"|>', post='<|"|>')), item_pre="", kv=":",
+                                       item_post="", sep=",", open="{", close="}")),
+    "pairs_json_strings": _layout(items(Values(string=Slot(codec="json")), item_pre="", kv="=", item_post="",
+                                        sep=", ")),
+    "quoted_keys": _layout(items(Values(string=Slot(codec="json(ascii)")), item_pre='"', kv='": ', item_post="",
+                                 sep=", ", open="{", close="}")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPRESSED))
+def test_layout_exports_and_reads_back(name: str) -> None:
+    from autoparser.selftest import _ALL_ARGUMENTS
+
+    a = EXPRESSED[name]
+    template = response_template(a)
+    chat_parsing.response_templates.load_response_template(template)
+    assert a.tools.layout is not None
+    args = {k: v for k, v in _ALL_ARGUMENTS.items() if not isinstance(v, dict)}   # nested: see "filters" below
+    args["filters"] = {"lang": "en", "depth": 2}
+    if a.tools.layout.args.kind == "json":     # a JSON string holding the call's closing text does not close it
+        args["code"] += "\n</function></lookup>[/CALL]"
+    calls = [encode_call(a.tools.layout, "lookup", "call00001", args),
+             encode_call(a.tools.layout, "get_weather", "call00002", {"city": "Paris, France", "unit": "celsius"})]
+    sep = "" if a.tools.call_start else "\n"
+    text = a.tools.section_start + sep.join(a.tools.call_start + c for c in calls) + a.tools.section_end
+    for chunk in (0, 3):
+        got = normalize(_tools_parser("Sure." + text + "<|im_end|>", template, a.generation_prompt, chunk))
+        assert got["calls"] == [("lookup", args), ("get_weather", {"city": "Paris, France", "unit": "celsius"})], text
+        assert got["content"] == "Sure."
 
 
 # ------------------------------------------------------------------ the key templates of ../shared

@@ -72,7 +72,7 @@ def test_every_module_imports_alone() -> None:
     import importlib.util
 
     # a server plugin imports its host (vLLM), which is an optional extra
-    hosts = {"autoparser.integrations.vllm": "vllm"}
+    hosts = {"autoparser.integrations.vllm": "vllm", "autoparser.integrations.sglang": "sglang"}
     modules = sorted(m for m in _graph().modules if m != "autoparser.__main__"
                      and (m not in hosts or importlib.util.find_spec(hosts[m]) is not None))
 

@@ -18,6 +18,8 @@ import turns
 
 from autoparser import ChatTemplate
 from autoparser.errors import ExportError
+from autoparser.grammar.structural_items import items_content
+from autoparser.values.spelling import KEY_AGAIN, Items, Slot, Values, encode_items
 
 xgr = pytest.importorskip("xgrammar", reason="xgrammar is not installed (.ci/vllm.sh runs this in its venv)")
 accepts = pytest.importorskip("xgrammar.testing")._is_grammar_accept_string
@@ -55,3 +57,31 @@ def test_structural_tags_compile_accept_renderings_and_reject_corruptions(capsys
               f"{rejected} corruptions rejected")
     assert exported > 10 and not problems, problems[:10]
     assert rejected > 0
+
+
+# layout items: one tag per argument, each value spelled as the layout's Values say
+ITEM_LAYOUTS = {
+    "params": Items(item_pre="<parameter=", kv=">\n", item_post="\n</parameter>\n", values=Values()),
+    "key_again": Items(item_pre="<", kv=">", item_post="</" + KEY_AGAIN + ">", values=Values()),
+    "wrapped": Items(item_pre='<param name="', kv='" string="', item_post="</param>", sep="\n",
+                     values=Values(string=Slot(pre='true">'), number=Slot(pre='false">'), true='false">true',
+                                   false='false">false', null='false">null', nested_pre='false">')),
+    "pairs": Items(kv="=", sep=", ", open="(", close=")",
+                   values=Values(string=Slot(codec="json"), true="True", false="False", null="None")),
+}
+
+
+def test_layout_items_accept_their_writing_and_reject_wrong_types() -> None:
+    from autoparser.selftest import _ALL_ARGUMENTS, PROBE_TOOLS
+
+    schema = next(t["function"]["parameters"] for t in PROBE_TOOLS if t["function"]["name"] == "lookup")
+    for name, items in ITEM_LAYOUTS.items():
+        content = items_content(items, schema)
+        tag = {"type": "structural_tag", "format": {"type": "tag", "begin": "<call>", "content": content,
+                                                     "end": "</call>"}}
+        grammar = xgr.Grammar.from_structural_tag(json.dumps(tag))
+        text = "<call>" + encode_items(items, _ALL_ARGUMENTS.items()) + "</call>"
+        assert accepts(grammar, text), (name, text)
+        assert not accepts(grammar, "<call></call>"), name      # query is required
+        wrong = "<call>" + encode_items(items, {**_ALL_ARGUMENTS, "top_k": "seven"}.items()) + "</call>"
+        assert not accepts(grammar, wrong), (name, wrong)

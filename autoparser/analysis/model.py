@@ -11,7 +11,9 @@ import dataclasses
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
-from ..markers.definition import token_shaped
+import regex
+
+from ..markers.definition import TOKEN_LOOK, token_shaped
 from ..values.spelling import Slot, Values
 from .layout.model import ArgsLayout, CallLayout, Items, Piece
 from .verification import Verification, VerificationSlot
@@ -221,7 +223,17 @@ class Analysis:
             for piece in m.split():
                 if piece and piece not in out and token_shaped(piece):
                     out.append(piece)
+        if t.layout is not None:
+            # the call's literal pieces and its items' texts (with a letter: not the ``</`` before a name
+            # written again), and the special tokens values are written with (``<|"|>``)
+            pieces = [p for m in t.layout.texts() for p in _SENTINEL.split(m)
+                      if token_shaped(p) and any(c.isalnum() for c in p)]
+            pieces += [x.group() for m in t.layout.spellings() for x in TOKEN_LOOK.finditer(m)]
+            out += [p for p in dict.fromkeys(pieces) if p not in out]
         return tuple(out)
+
+
+_SENTINEL = regex.compile(r"\s+|[\x03\x04\x05]")   # white space; a wildcard, a name or key written again, header fields
 
 
 def _plain(x: Any) -> Any:

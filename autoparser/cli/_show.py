@@ -9,6 +9,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from ..analysis.layout.words import layout_rows
 from ..analysis.model import Analysis, TaggedArgs, ToolFormat
 from ._checks import undetected
 from ._common import show
@@ -79,7 +80,9 @@ def _section(title: str, headline: str, rows: list[tuple[str, RenderableType]], 
 
 
 def _tools_rows(tools: ToolFormat) -> list[tuple[str, RenderableType]]:
-    rows = _field_rows(tools, skip=("style", "args", "json", "tagged"))
+    rows = _field_rows(tools, skip=("style", "args", "json", "tagged", "layout"))
+    if tools.layout is not None:   # the call's pieces and the spelling of its arguments, in words
+        rows += [(label, Text(text)) for label, text in layout_rows(tools.layout)]
     if tools.json is not None:
         layout = tools.json
         rows.append(("json layout", Text(
@@ -102,7 +105,7 @@ def analysis_view(analysis: Analysis, capabilities: bool = True) -> Group:
     parts.append(_section("reasoning", r.mode, _field_rows(r, skip=("mode",)), found))
     wrapped = bool(c.start or c.end)
     parts.append(_section("content", "wrapped" if wrapped else "plain", _field_rows(c), "green" if wrapped else "dim"))
-    parts.append(_section("tool calls", t.style + (f" (arguments: {t.args})" if t.style != "none" else ""),
+    parts.append(_section("tool calls", t.style + (f" (arguments: {t.args})" if t.style not in ("none", "layout") else ""),
                           _tools_rows(t) if t.style != "none" else [], "green" if t.style != "none" else "dim"))
     env = analysis.envelope
     if env is not None:   # the turn is one JSON object: which member holds which part

@@ -13,6 +13,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..analysis.layout.words import layout_rows
 from ..diff.split import common_prefix_len, common_suffix_len, fix_prefix_end, fix_suffix_start
 from ..probes import needles as N
 from ..probes.prober import Prober
@@ -147,6 +148,7 @@ def collect(tmpl: ChatTemplate) -> dict[str, Any]:
         "comparisons": [c.to_dict() for c in comparisons(tmpl)],
         "analysis": analysis.to_dict(),
         "markers": list(analysis.markers()),
+        "layout": dict(layout_rows(analysis.tools.layout)) if analysis.tools.layout is not None else None,
         "undetected": undetected(analysis),
         "grammar": grammars(tmpl),
         "sample": sample.to_dict(),

@@ -9,7 +9,8 @@ the model may open it, absent when switched off), then the calls, triggered by t
 ``stop_after_first`` when ``parallel_tool_calls`` is off. Each call is a ``tag`` whose
 ``begin`` and ``end`` are spelled exactly as the template renders them
 (:mod:`autoparser.probes.envelopes`: structural tags match literally) and whose content is
-the tool's JSON schema. Formats whose arguments are not a JSON object raise ``ExportError``.
+the tool's JSON schema, or for a layout's key/value items one tag per argument
+(:mod:`.structural_items`). Arguments no structural tag can describe raise ``ExportError``.
 """
 
 from __future__ import annotations
@@ -21,22 +22,36 @@ from .. import markers as mk
 from ..errors import ExportError
 from ..plan import RequestPlan
 from ..probes.envelopes import Envelopes
+from .structural_items import items_content, layout_refusal
 
 ReasoningMode = Literal["auto", "enabled", "disabled"]
 
 
-def structural_tag(plan: RequestPlan, envelopes: Envelopes, reasoning: ReasoningMode = "auto") -> dict[str, Any]:
-    """The request's structural tag (xgrammar ``format`` shape)."""
+def check_arguments(plan: RequestPlan) -> None:
+    """Raise ``ExportError`` when the request's calls cannot be a structural tag's JSON-schema content."""
     tp = plan.tools
     if tp is None or not tp.allowed:
         raise ExportError("no tool calls apply to this request (no tools, or tool_choice 'none')",
                           template=plan.template)
+    lay = tp.format.layout if tp.format.style == "layout" else None
+    if lay is not None:
+        why = layout_refusal(lay.args)
+        if why:
+            raise ExportError(why, template=plan.template, target="structural tag")
+        return
     if tp.format.python_literals:
         raise ExportError("arguments are written as Python literals, not as a JSON object", template=plan.template,
                           target="structural tag")
     if tp.format.args != "json" or tp.format.args_as_string or (tp.format.json and tp.format.json.args_as_string):
         raise ExportError(f"arguments are written as {tp.format.args!r}, not as a JSON object",
                           template=plan.template)
+
+
+def structural_tag(plan: RequestPlan, envelopes: Envelopes, reasoning: ReasoningMode = "auto") -> dict[str, Any]:
+    """The request's structural tag (xgrammar ``format`` shape)."""
+    check_arguments(plan)
+    tp = plan.tools
+    assert tp is not None
     tags: list[dict[str, Any]] = []
     begins: list[str] = []
     for name in tp.allowed:
@@ -54,8 +69,10 @@ def structural_tag(plan: RequestPlan, envelopes: Envelopes, reasoning: Reasoning
             raise ExportError("calls have no closing marker (they end with a line break or the output)",
                               template=plan.template, target="structural tag")
         begins.append(env.begin)
-        tags.append({"type": "tag", "begin": env.begin, "content": {"type": "json_schema", "json_schema": schema},
-                     "end": env.end})
+        lay = tp.format.layout if tp.format.style == "layout" else None
+        content = items_content(lay.args.items, schema) if lay is not None and lay.args.items is not None \
+            else {"type": "json_schema", "json_schema": schema}
+        tags.append({"type": "tag", "begin": env.begin, "content": content, "end": env.end})
     single = not tp.parallel or envelopes.separator is None
     if envelopes.section_begin:
         inner = {"type": "tags_with_separator", "tags": tags, "separator": envelopes.separator or "",
@@ -68,9 +85,11 @@ def structural_tag(plan: RequestPlan, envelopes: Envelopes, reasoning: Reasoning
         calls = {"type": "triggered_tags", "triggers": [trigger], "tags": tags,
                  "at_least_one": tp.forced, "stop_after_first": single}
     block = _reasoning(plan, reasoning)
-    # the whitespace a template writes after the reasoning block, before the first call
+    # the whitespace a template writes after the reasoning block or at the start, before the first call
+    # (``\n\n<｜DSML｜tool_calls>``): no free text, but layout, even when a call is required
     between: dict[str, Any] = {"type": "regex", "pattern": r"[ \t\r\n]*"}
-    elements: list[dict[str, Any]] = [block, between, calls] if block is not None else [calls]
+    elements: list[dict[str, Any]] = [block, between, calls] if block is not None else \
+        [between, calls] if tp.forced else [calls]     # unforced: any text may come before the trigger
     start = plan.content.start
     if start.strip() and not envelopes.section_begin:
         # the answer's wrapper may hold the calls (``<answer><call>...``): its start may come first
@@ -103,4 +122,4 @@ def _reasoning(plan: RequestPlan, mode: ReasoningMode) -> dict[str, Any] | None:
     return {"type": "optional", "content": block}
 
 
-__all__ = ["structural_tag"]
+__all__ = ["check_arguments", "structural_tag"]

@@ -61,6 +61,25 @@ class CallLayout:
     def holes(self) -> tuple[str, ...]:
         return tuple(p.kind for p in self.pieces if p.kind != "lit")
 
+    def texts(self) -> tuple[str, ...]:
+        """The literal texts of the call's structure: its pieces and its items' texts (the markers a
+        decoder must keep are among them)."""
+        out = [p.text for p in self.pieces if p.kind == "lit"]
+        if self.args.items is not None:
+            out += _item_texts(self.args.items, 0)
+        return tuple(t for t in dict.fromkeys(out) if t)
+
+    def spellings(self) -> tuple[str, ...]:
+        """The texts values are written with (around strings and numbers, booleans and null:
+        ``<|"|>`` ... ``<|"|>``, ``True``)."""
+        v = self.args.items.values if self.args.items is not None else None
+        if v is None:
+            return ()
+        out = [v.string.pre, v.string.post, v.number.pre, v.number.post, v.true, v.false, v.null,
+               v.nested_pre, v.nested_post]
+        out += [v.integer.pre, v.integer.post] if v.integer is not None else []
+        return tuple(t for t in dict.fromkeys(out) if t)
+
     def describe(self) -> str:
         """The layout in one line: literals quoted, holes named (``"<f=" NAME ">" ARGS "</f>"``)."""
         out = []
@@ -72,6 +91,16 @@ class CallLayout:
             else:
                 out.append(p.kind.upper() + ("" if p.codec == "raw" else f"[{p.codec}]"))
         return " ".join(out)
+
+
+def _item_texts(items: Items, depth: int) -> list[str]:
+    out = [items.open, items.close, items.sep, items.item_pre, items.kv, items.item_post, items.key.pre, items.key.post]
+    v = items.values
+    if v is not None and depth < 4:
+        for nested in (v.array, v.object):     # own-syntax containers (their values are these)
+            if nested is not None:
+                out += _item_texts(nested, depth + 1)
+    return out
 
 
 def _quote(text: str) -> str:
