@@ -37,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
+import re
 import unicodedata
 from collections.abc import Iterable, Iterator
 
@@ -145,6 +146,12 @@ def marker_like(piece: str, labels: bool = True, whole: bool = False) -> bool:
     return any(marker_char(c) for c in piece)
 
 
+# a character that may make text a marker: a label's colon, or any character that is neither a word
+# character (str.isalnum or "_"), whitespace (str.isspace) nor other value punctuation; text without
+# one holds no marker piece (most template literals: "role", "content", "\n\n")
+_MAY_MARK = re.compile(r"[^\w\s{}()\"',;.=!?\-]|:")
+
+
 def pieces_of(text: str, complete: bool = False) -> list[str]:
     """The marker-like pieces of a stretch of template text, line by line; the shapes in a line
     are markers of their own (``\n```<｜tool▁call▁end｜>`` gives the fence alone).
@@ -153,6 +160,8 @@ def pieces_of(text: str, complete: bool = False) -> list[str]:
     literal (``'call:' ~ name``) is half of what the data completes, unless ``complete`` (a
     rendering, where nothing follows)."""
     out: list[str] = []
+    if _MAY_MARK.search(text) is None:
+        return out
     lines = text.split("\n")
     for i, segment in enumerate(lines):
         parts = SHAPES.split(segment)

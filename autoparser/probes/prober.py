@@ -19,6 +19,7 @@ class Prober:
         self.r = renderer
         self.kwargs = dict(kwargs or {})
         self._cache: dict[str, str | None] = {}
+        self._names: frozenset[str] | None = getattr(renderer, "names", None)
         self.history = self._pick_history()
 
     def _pick_history(self) -> list[dict[str, Any]]:
@@ -36,15 +37,17 @@ class Prober:
                add_generation_prompt: bool = False, **kw: Any) -> str | None:
         # the key keeps insertion order: templates that print a whole dict with tojson show it. It holds
         # the kwargs the render gets (the prober's merged with the probe's), so probes that differ only
-        # in restating a prober kwarg share one render (about one probe render in seven)
-        key = json.dumps([messages, tools, add_generation_prompt, {**self.kwargs, **kw}])
+        # in restating a prober kwarg share one render (about one probe render in seven). A kwarg the
+        # template never names cannot change the rendering: it is left out, so a probe of a switch the
+        # template does not have (enable_thinking=False) is the rendering without it, rendered once
+        merged = {k: v for k, v in {**self.kwargs, **kw}.items() if self._names is None or k in self._names}
+        key = json.dumps([messages, tools, add_generation_prompt, merged])
         if key not in self._cache:
-            self._cache[key] = self._render_now(messages, tools, add_generation_prompt, kw)
+            self._cache[key] = self._render_now(messages, tools, add_generation_prompt, merged)
         return self._cache[key]
 
     def _render_now(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, agp: bool,
-                    kw: dict[str, Any]) -> str | None:
-        merged = {**self.kwargs, **kw}
+                    merged: dict[str, Any]) -> str | None:
         try:
             return render_compat(self.r, messages, tools=tools, add_generation_prompt=agp, **merged)
         except TemplateLimitError:

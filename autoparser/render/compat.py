@@ -31,7 +31,7 @@ def render_compat(renderer: Renderer, messages: list[dict[str, Any]], tools: lis
     try:
         return renderer.render(messages, tools=tools, add_generation_prompt=add_generation_prompt, **kwargs)
     except TemplateError as e:
-        extra = _llamacpp_variables(renderer.source, tools, kwargs)
+        extra = _llamacpp_variables(renderer, tools, kwargs)
         lazy = "not JSON serializable" in e.message
         if not (extra or lazy or tools is None):
             raise
@@ -65,10 +65,16 @@ def _reads(source: str) -> frozenset[str]:
         return frozenset()
 
 
-def _llamacpp_variables(source: str, tools: list[dict[str, Any]] | None, given: dict[str, Any]) -> dict[str, Any]:
+_LLAMACPP_NAMES = frozenset({"functions", "datetime"})
+
+
+def _llamacpp_variables(renderer: Renderer, tools: list[dict[str, Any]] | None,
+                        given: dict[str, Any]) -> dict[str, Any]:
     """``functions`` and ``datetime`` as llama.cpp passes them, for a template that reads them
     and a caller that did not pass them."""
-    reads = _reads(source)
+    # which variables a template reads takes a second parse and code generation: only for a
+    # template that names one of these at all
+    reads = _reads(renderer.source) if renderer.names & _LLAMACPP_NAMES else frozenset()
     out: dict[str, Any] = {}
     if "functions" in reads and "functions" not in given:
         out["functions"] = json.dumps(tools, indent=2, ensure_ascii=False) if tools else ""

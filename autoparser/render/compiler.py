@@ -8,7 +8,8 @@ internal filters (their names are not identifiers, so no template can spell them
   :func:`~autoparser.render.runtime.loop_iter` (the deadline check on every step);
 * every ``a ~ b ~ c`` (:class:`jinja2.nodes.Concat`) becomes ``a|JOIN(b, c)``,
   :func:`~autoparser.render.runtime.limited_join`, which refuses a result past
-  the size limit before joining. Constant operands still fold at compile time.
+  the size limit before joining. A constant one written by an output tag still folds at
+  compile time (jinja evaluates constant output while compiling; its optimizer is off).
 
 :class:`LimitedCodeGenerator` runs that rewrite, tells each ``JOIN`` how its frame
 joins (as jinja's ``visit_Concat`` decides) and, around jinja's own code
@@ -22,9 +23,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from jinja2 import Environment, nodes
+from jinja2 import nodes
 from jinja2.compiler import CodeGenerator, Frame
-from jinja2.optimizer import Optimizer
 
 from .runtime import COMPILING
 
@@ -65,36 +65,8 @@ def _join(node: nodes.Concat) -> nodes.Filter:
     return nodes.Filter(first, JOIN, rest, [], None, None, lineno=node.lineno, environment=node.environment)
 
 
-class _FoldOnce(Optimizer):
-    """jinja's constant folder, remembering its result per subtree and evaluation context.
-
-    jinja folds every expression again for each enclosing expression it compiles
-    (quadratic in the nesting depth). Folding rewrites the subtree in place, so a
-    second fold under the same context gives the same result: return it.
-    """
-
-    def __init__(self, environment: Environment | None) -> None:
-        super().__init__(environment)
-        self._done: dict[int, tuple[nodes.Node, Any, Any, Any]] = {}
-
-    def visit(self, node: nodes.Node, *args: Any, **kwargs: Any) -> Any:
-        ctx = args[0] if args else None
-        autoescape = getattr(ctx, "autoescape", None)
-        seen = self._done.get(id(node))
-        if seen is not None and seen[0] is node and seen[1] is ctx and seen[2] == autoescape and not kwargs:
-            return seen[3]
-        rv = super().visit(node, *args, **kwargs)
-        self._done[id(node)] = (node, ctx, autoescape, rv)  # holding `node` keeps its id unique
-        return rv
-
-
 class LimitedCodeGenerator(CodeGenerator):
     """jinja's code generator, compiling the tree :func:`limit_tree` rewrote, with the limit hooks."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        if self.optimizer is not None:
-            self.optimizer = _FoldOnce(self.environment)
 
     def visit_Template(self, node: nodes.Template, frame: Frame | None = None) -> None:
         limit_tree(node)

@@ -18,7 +18,7 @@ from jinja2.utils import internal_code
 
 from ..errors import TemplateError, TemplateLimitError, TemplateSecurityError
 from .limits import RenderLimits
-from .literals import template_literals
+from .literals import TemplateText, template_text
 from .runtime import render_limited
 from .sandbox import make_environment
 from .weight import input_weights
@@ -28,8 +28,8 @@ _TEMPLATE_FILENAME = "<template>"  # jinja names the frames of templates compile
 
 
 @functools.lru_cache(maxsize=256)
-def _compile(source: str) -> tuple[jinja2.Template, tuple[str, ...]]:
-    """The compiled template and the text it writes itself, from one parse."""
+def _compile(source: str) -> tuple[jinja2.Template, TemplateText]:
+    """The compiled template, the text it writes itself and the names it mentions, from one parse."""
     with warnings.catch_warnings():
         # jinja decodes string literals with the unicode-escape codec, which warns about escapes
         # Python does not know ('\#') and keeps them as written, as transformers does; under a
@@ -37,8 +37,8 @@ def _compile(source: str) -> tuple[jinja2.Template, tuple[str, ...]]:
         warnings.filterwarnings("ignore", message=r"invalid .*escape sequence", category=DeprecationWarning)
         env = make_environment()
         tree = env.parse(source)
-        literals = template_literals(tree)    # before compiling: the limits rewrite the tree
-        return env.from_string(tree), literals
+        text = template_text(tree)    # before compiling: the limits rewrite the tree
+        return env.from_string(tree), text
 
 
 def clear_caches() -> None:
@@ -136,7 +136,7 @@ class Renderer:
         self.digest = hashlib.sha256(
             json.dumps([source, bos_token, eos_token]).encode("utf-8", "surrogatepass")).hexdigest()
         try:
-            self.template, self.literals = _compile(source)
+            self.template, text = _compile(source)
         except jinja2.TemplateSyntaxError as e:
             raise TemplateError(e.message or str(e), template=name, phase="compile", lineno=e.lineno,
                                 source_line=self._line(e.lineno)) from None
@@ -145,6 +145,10 @@ class Renderer:
                                      template=name, phase="compile") from None
         except Exception as e:  # anything else compiling a template can raise
             raise self._error(e, "compile") from None
+        self.literals: tuple[str, ...] = text.literals
+        # every variable name the template mentions: a render context variable not named here is
+        # never read, so renders that differ only in such variables are the same rendering
+        self.names: frozenset[str] = text.names
 
     @functools.cached_property
     def _lines(self) -> list[str]:
