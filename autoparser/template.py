@@ -15,7 +15,7 @@ from . import sources
 from .analysis import analyze
 from .analysis.model import Analysis
 from .errors import AutoparserError, ExportError
-from .plan import ReasoningFormatOption, RequestOptions, RequestPlan, StartOption, make_plan
+from .plan import ReasoningFormatOption, RequestOptions, RequestPlan, StartOption, check_options, make_plan
 from .render import Renderer, RenderLimits
 from .render.compat import render_compat
 from .runtime.engine import Engine
@@ -168,6 +168,9 @@ class Request:
                  tool_choice: Any, parallel_tool_calls: bool, reasoning_format: str,
                  response_format: dict[str, Any] | None, prompt: str | None = None,
                  start: StartOption = "auto") -> None:
+        # client data first: nothing below reads an option or a tool schema this refuses
+        check_options(tools=tools, tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls,
+                      reasoning_format=reasoning_format, response_format=response_format)
         if continue_final_message and add_generation_prompt and messages and \
                 messages[-1].get("role") == "assistant":
             add_generation_prompt = False
@@ -177,7 +180,7 @@ class Request:
             messages=tuple(copy.deepcopy(messages)), tools=tuple(copy.deepcopy(tools)) if tools else None,
             add_generation_prompt=add_generation_prompt, continue_final_message=continue_final_message,
             chat_template_kwargs=MappingProxyType(dict(chat_template_kwargs)), tool_choice=tool_choice,
-            parallel_tool_calls=parallel_tool_calls, reasoning_format=reasoning_format,
+            parallel_tool_calls=parallel_tool_calls is not False, reasoning_format=reasoning_format,
             response_format=response_format)
         self.prompt = self._render(options) if prompt is None else prompt
         self.plan: RequestPlan = make_plan(self.analysis, options, prompt=self.prompt,

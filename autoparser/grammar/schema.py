@@ -155,6 +155,8 @@ def json_rule(b: GbnfBuilder, kind: str = "value") -> str:
 
 def json_string_expr(s: str) -> str:
     """Expression for the JSON string `s` as json.dumps writes it (ensure_ascii on or off)."""
+    if s.isascii() and s.isprintable() and '"' not in s and "\\" not in s:
+        return literal('"' + s + '"')     # written the same either way (most enum values)
     parts: list[str] = []
     run = '"'
     for c in s:
@@ -169,9 +171,11 @@ def json_string_expr(s: str) -> str:
 
 def const_expr(b: GbnfBuilder, value: Any) -> str:
     """Bare expression matching exactly `value` as JSON (any whitespace layout)."""
-    space = space_rule(b)
     if isinstance(value, str):
         return json_string_expr(value)
+    if not isinstance(value, (dict, list, tuple)):
+        return literal(json.dumps(value))
+    space = space_rule(b)
     if isinstance(value, dict):
         kvs = [f'{json_string_expr(str(k))} {space} ":" {space} {const_expr(b, v)} {space}' for k, v in value.items()]
         return _join('"{"', space, f' "," {space} '.join(kvs), '"}"')

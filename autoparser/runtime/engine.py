@@ -29,7 +29,7 @@ from .. import markers as mk
 from ..analysis.model import ToolFormat
 from ..plan import PerPlan, RequestPlan, name_prefix_pattern
 from .calls import CallReader, make_call_reader
-from .guard import guard_for
+from .guard import check_calls
 from .message import Message, ToolCall
 
 WS = " \t\r\n"
@@ -212,16 +212,14 @@ class Engine:
         return self._take()
 
     def _guard(self, values: Mapping[int, Any] | None = None) -> None:
-        """Mark the calls that do not fit the request's tools (``ToolCall.invalid``), with a warning;
-        ``values`` holds arguments already decoded, by call index."""
-        if self.plan.tools is None or not self.msg.tool_calls:
+        """Mark the calls that do not fit the request's tools, its ``tool_choice`` or its
+        ``parallel_tool_calls`` (``ToolCall.invalid``), with a warning each, and warn when a required
+        call is missing; ``values`` holds arguments already decoded, by call index."""
+        if self.plan.tools is None:
             return
-        guard = guard_for(self.plan)
-        for i, call in enumerate(self.msg.tool_calls):
-            call.invalid = guard.reason(call.name, call.arguments, values.get(i) if values else None)
-            if call.invalid:
-                self.warn(f"tool call {i} ({call.name}) does not fit the request's tools: {call.invalid}",
-                          malformed=False)
+        found = values or {}
+        for warning in check_calls(self.plan, self.msg.tool_calls, found.get):
+            self.warn(warning, malformed=False)
 
     def parse_whole(self, text: str) -> Message:
         """``feed(text)`` and ``finish()``, without the deltas a stream would get."""
