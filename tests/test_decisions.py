@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import turns
 from test_sources import build_tokenizer, write_gguf
 
 from autoparser import ChatTemplate
@@ -31,7 +32,7 @@ from autoparser.decisions.row import DecisionRow, control_looking_parts, decide
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "templates"
-SHARED = ROOT.parent / "shared" / "templates"
+SHARED = (turns.shared_dir() or ROOT.parent / "shared") / "templates"   # AUTOPARSER_SHARED may hide it
 
 corpus = pytest.mark.corpus
 needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/templates is absent")

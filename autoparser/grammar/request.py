@@ -199,7 +199,7 @@ class _Grammar:
         if p.lazy:
             body = _join(self.calls(first=None), self.tail())
         else:
-            prelude = self.reasoning()
+            prelude = self.reasoning(forced=p.forced and not p.answer)
             if p.answer:
                 answer = self.answer()
                 if p.names:
@@ -208,7 +208,10 @@ class _Grammar:
                 else:
                     body = _join(prelude, answer)
             else:
-                calls = self.calls(first=self.content())
+                # a forced call (required, a named function): the calls come first, after the reasoning
+                # where the template reasons; no free text before them (a sampler could write text up to
+                # max_tokens and never call). Otherwise (the prompt opened a call) content may lead
+                calls = self.forced_calls() if p.forced else self.calls(first=self.content())
                 if self.opened:
                     # not lazy (no trigger shows up): an answer with no call is a branch of its own,
                     # led by the rest of the answer's start where it has one (``all``); the tail reads it
@@ -217,6 +220,31 @@ class _Grammar:
                 body = _join(prelude, calls, self.tail())
         b.define(b.reserve("root"), body)
         return b.render("root")
+
+    def forced_calls(self) -> str:
+        """The calls of a forced request, with nothing before them but white space and, where the
+        answer's wrapper may hold the calls (``<answer><call>``, no call section), that wrapper's
+        start; a turn envelope's members before its calls are JSON strings. The first marker is
+        spelled: it competes with the optional reasoning opener (``<|START_ACTION|>`` and
+        ``<|START_THINKING|>``), which llguidance's greedy lexer would not back off from."""
+        if self.ir.envelope is not None:
+            return self.calls(first=self.envelope_lead())
+        start = self.ir.get("content_start")
+        wrapper = ""
+        if isinstance(start, ir.Marker) and start.text.strip() and self.op.role != "section_start":
+            wrapper = f"( {self.spelled(start.text)} {WS_SPELLED} )?"
+        return _join(WS_SPELLED, wrapper, self.calls(first=None, spell_start=True))
+
+    def envelope_lead(self) -> str:
+        """A turn envelope up to its calls: ``{``, the reasoning and reply members (JSON strings),
+        then the calls' key through its first marker piece (``op.exact``)."""
+        env = self.ir.envelope
+        assert env is not None
+        keys = [k for k in (env.reasoning_key, env.content_key) if k]
+        string = json_rule(self.b, "string")
+        member = " | ".join(f"{json_string_expr(k)} {self.ws} \":\" {self.ws} ( {string} | \"null\" )" for k in keys)
+        members = f"( ( {member} ) {self.ws} \",\" {self.ws} )*" if keys else ""
+        return self.b.rule("envelope-lead", _join('"{"', self.ws, members, literal(self.op.exact)))
 
     def opened_answer(self) -> str:
         """After a call start the prompt wrote, what leads an answer: the rest of the answer's start
@@ -274,9 +302,11 @@ class _Grammar:
 
     # --- reasoning, content, answer ---------------------------------------------------
 
-    def reasoning(self) -> str:
+    def reasoning(self, forced: bool = False) -> str:
         """The reasoning block as the IR's message has it: required when the prompt left it
-        open, optional when the model may open it, left out when tolerated only (switched off)."""
+        open, optional when the model may open it, left out when tolerated only (switched off).
+        ``forced`` (the calls come next): a block the call's opener ends, where the template writes
+        no closer before its calls (``Thought: R`` then ``Action:``), is one too."""
         message = self.ir["message"]
         assert isinstance(message, ir.Seq)
         for part in message.items:
@@ -286,8 +316,21 @@ class _Grammar:
             ref = node.item if isinstance(node, ir.Repeat) else node
             if isinstance(ref, ir.Ref) and ref.name == "reasoning":
                 block = self.b.rule("reasoning", self.node(self.ir["reasoning"]))
+                before_call = self.reasoning_before_call() if forced else ""
+                if before_call:
+                    block = f"( {block} | {before_call} )"
                 return f"( {block} )?" if isinstance(node, ir.Repeat) else block
         return ""
+
+    def reasoning_before_call(self) -> str:
+        """The reasoning block's opener and its text up to the call's opener, when that opener ends the
+        block (the IR's reasoning text ends at it), else ""."""
+        text, start = self.ir.get("reasoning_text"), self.ir.get("reasoning_start")
+        if not (isinstance(text, ir.Text) and isinstance(start, ir.Marker) and self.op.exact
+                and self.op.pattern and self.op.pattern in text.ends):
+            return ""
+        return self.b.rule("reasoning-before-call", _join(WS_SPELLED, self.spelled(start.text),
+                                                          self.b.until(self.op.exact)))
 
     def resolve(self, node: ir.Node) -> ir.Node:
         """A reference's rule, any other node itself."""
@@ -384,9 +427,10 @@ class _Grammar:
 
     # --- calls -----------------------------------------------------------------------
 
-    def calls(self, first: str | None, opened: bool = False) -> str:
+    def calls(self, first: str | None, opened: bool = False, spell_start: bool = False) -> str:
         """The calls from their opener; with `first`, from free content through ``op.exact``; ``opened``:
-        from inside the first call, whose start the prompt wrote (its names spelled: free text competes)."""
+        from inside the first call, whose start the prompt wrote (its names spelled: free text competes);
+        ``spell_start``: the section start spelled (it competes with an optional reasoning block)."""
         t, b, op = self.t, self.b, self.op
         rest = self.opener_rest()
         # inline alternatives: a named rule made only of terminals becomes one llguidance lexeme,
@@ -427,7 +471,10 @@ class _Grammar:
         seq = _join(head, more)
         if op.role != "section_start":
             return seq
-        start = self.marker("section-start", t.section_start) if first is None else _join(first, rest)
+        if first is not None:
+            start = _join(first, rest)
+        else:
+            start = self.spelled(t.section_start) if spell_start else self.marker("section-start", t.section_start)
         close = self.lead("section-end", self.split_stop(t.section_end)[0])
         if open_lines and close:
             end = self.split_stop(t.section_end)[0]
@@ -560,11 +607,11 @@ class _Grammar:
         return args
 
     def json_object(self, tool: str, roles: dict[str, tuple[str, ...]], depth: int) -> str:
-        """An object holding the members at `depth` of the role paths, in any order (inline).
-
-        Up to MAX_EXTRA_MEMBERS other members may come first and after each known one
-        (``"type": "function"``).
-        """
+        """An object holding the members at `depth` of the role paths (inline): those the call's name
+        prefix spells (``{"name": ``, ``{"tool_call_id": ``) first, in its order, as the parser finds
+        a call by that prefix; the others in any order. Up to MAX_EXTRA_MEMBERS other members may
+        follow each known one (``"type": "function"``), and come first only where the name prefix
+        says nothing of the order."""
         space = space_rule(self.b)
         members: dict[str, str] = {}
         for role, path in roles.items():
@@ -580,9 +627,13 @@ class _Grammar:
             i = list(members).index(roles["name"][depth])
             kvs[i] = self.b.rule(f"{sanitize_name(tool)}-name", kvs[i])
         extra = self.extra_member([k for k in members])
-        before = self.b.rule("lead-members", f'( {extra} "," {space} ){{0,{MAX_EXTRA_MEMBERS}}}')
         after = self.b.rule("more-members", f'( "," {space} {extra} ){{0,{MAX_EXTRA_MEMBERS}}}')
-        orders = [f' "," {space} '.join(f"{kv} {after}" for kv in perm) for perm in itertools.permutations(kvs)]
+        spelled = [k for k in re.findall(r'"((?:[^"\\]|\\.)*)"\s*:', self.t.name_prefix) if k in members]
+        first = [kvs[list(members).index(k)] for k in dict.fromkeys(spelled)]
+        rest = [kv for kv in kvs if kv not in first]
+        before = "" if first else self.b.rule("lead-members", f'( {extra} "," {space} ){{0,{MAX_EXTRA_MEMBERS}}}')
+        orders = [f' "," {space} '.join(f"{kv} {after}" for kv in (*first, *perm))
+                  for perm in itertools.permutations(rest)]
         return _join('"{"', space, before, _group(orders), '"}"')
 
     def extra_member(self, keys: list[str]) -> str:
