@@ -169,7 +169,18 @@ def print_json(data: Any, indent: int | None = 2) -> None:
     sys.stdout.write(dumps(data, indent) + "\n")
 
 
+# what an analysed marker's placeholders (``autoparser.markers``: WILDCARD, NAME_WILDCARD, HEADER) stand
+# for, and how :func:`show` writes them
+WILDCARD_WORDS = {"\x03": "… is text that varies between renders", "\x04": "NAME is the tool's name",
+                  "\x05": "[fields] is header fields in any order, each optional"}
+_SHOWN = {"\x03": "…", "\x04": "NAME", "\x05": "[fields]"}
+
+
 def show(text: str) -> str:
     """A marker or text as a JSON string literal, so whitespace and control characters are visible;
-    a marker's wildcards read ``…`` (varying text) and ``NAME`` (a tool's name)."""
-    return json.dumps(text, ensure_ascii=False).replace("\\u0003", "…").replace("\\u0004", "NAME")
+    a marker's placeholders read ``…`` (varying text), ``NAME`` (a tool's name) and ``[fields]``
+    (header fields in any order)."""
+    out = json.dumps(text, ensure_ascii=False)
+    for sentinel, words in _SHOWN.items():
+        out = out.replace(json.dumps(sentinel)[1:-1], words)
+    return out

@@ -100,16 +100,31 @@ def _unicode_escape(buf: str, i: int, final: bool) -> tuple[str, int] | None:
     return chr(code), i + 6
 
 
+_MISSING = object()
+_CALL_KEYS = frozenset({"type", "id", "index", "call_id", "tool_call_id"})   # a call's own, never arguments
+
+
+def _key(obj: dict[str, Any], key: str) -> str | None:
+    """``key`` in ``obj``, or a key that spells it with white space inside (``" arguments"``)."""
+    if key in obj:
+        return key
+    return next((k for k in obj if isinstance(k, str) and "".join(k.split()) == key), None)
+
+
 def _get(obj: Any, path: tuple[str, ...]) -> Any:
     for key in path:
-        if not isinstance(obj, dict) or key not in obj:
-            return None
-        obj = obj[key]
+        found = _key(obj, key) if isinstance(obj, dict) else None
+        if found is None:
+            return _MISSING
+        obj = obj[found]
     return obj
 
 
-def read_call(obj: Any, layout: JsonLayout) -> tuple[str, Any, str] | None:
-    """(name, arguments, id) of a decoded call object, or None when it names no function."""
+def read_call(obj: Any, layout: JsonLayout, notes: list[str] | None = None) -> tuple[str, Any, str] | None:
+    """(name, arguments, id) of a decoded call object, or None when it names no function. With no
+    arguments member, one other object member is the arguments (under another key), else the other
+    members are (as the call readers of marker formats do: nothing is lost); ``notes`` gets a
+    warning then."""
     if not isinstance(obj, dict):
         return None
     if layout.name_is_key:
@@ -121,6 +136,13 @@ def read_call(obj: Any, layout: JsonLayout) -> tuple[str, Any, str] | None:
         name, args = _get(obj, layout.name_path), _get(obj, layout.args_path)
         found = _get(obj, layout.id_path) if layout.id_path else None
         call_id = found if isinstance(found, str) else ""
+        if args is _MISSING:
+            read = {_key(obj, p[0]) for p in (layout.name_path, layout.args_path, layout.id_path) if p}
+            others = {k: v for k, v in obj.items() if k not in read and k not in _CALL_KEYS}
+            only = next(iter(others.values())) if len(others) == 1 else None
+            args = only if isinstance(only, dict) else (others or None)
+            if others and notes is not None:
+                notes.append("tool call had no arguments member; its other members were taken as the arguments")
     if not isinstance(name, str) or not name:
         return None
     return name, args, call_id
@@ -333,10 +355,13 @@ class EnvelopeEngine(Engine):
                 self._break("a call object is not JSON")
             return
         raw = self.buf[self._origin:end]
+        notes: list[str] = []
         try:
-            got = read_call(json.loads(raw, strict=False), self.layout)
+            got = read_call(json.loads(raw, strict=False), self.layout, notes)
         except ValueError:
             got = None
+        for note in notes if got is not None else ():
+            self.warn(note)
         if got is None:
             self.pos = self._origin
             self._break("a call object names no function")
