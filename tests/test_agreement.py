@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 import os
+import re
 from pathlib import Path
 from typing import Any
 

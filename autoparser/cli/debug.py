@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +18,7 @@ from ..diff.split import common_prefix_len, common_suffix_len, fix_prefix_end, f
 from ..probes import needles as N
 from ..probes.prober import Prober
 from ..selftest import PROBE_TOOLS, SelfTestResult
-from ..template import ChatTemplate
+from ..template import ChatTemplate, Request
 from ._checks import undetected
 from ._common import add_source_arguments, console, print_json, template_from_args
 from .grammar import no_grammar_reason
@@ -119,8 +120,9 @@ def grammars(tmpl: ChatTemplate) -> dict[str, Any]:
                            "triggers": [], "preserved_tokens": [], "messages": []}
     req = tmpl.apply([{"role": "user", "content": "What is the weather in Paris?"}], tools=tools)
     out["preserved_tokens"] = list(req.preserved_tokens)
-    for key, getter in (("peg", lambda r: r.peg.text), ("gbnf", lambda r: r.gbnf),
-                        ("triggers", lambda r: r.grammar_triggers)):
+    getters: tuple[tuple[str, Callable[[Request], Any]], ...] = (
+        ("peg", lambda r: r.peg.text), ("gbnf", lambda r: r.gbnf), ("triggers", lambda r: r.grammar_triggers))
+    for key, getter in getters:
         try:
             out[key] = getter(req)
         except Exception as e:  # debugging goes on: show the failure
