@@ -545,7 +545,10 @@ def test_pre6_deepseek_v4_default_off() -> None:
 def test_cli_single_template(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["decisions", str(FIXTURES / "qwen3_think_json.jinja")]) == 0
     out = capsys.readouterr().out
-    assert "PRE.2 reasoning off" in out and "enable_thinking=false" in out
+    assert "kwargs that switch reasoning off [PRE.2]" in out and "enable_thinking=false" in out
+    for label in ("PRE.1", "PRE.3", "PRE.4", "PRE.5", "PRE.6"):    # each decision named, its label beside
+        line = next(line for line in out.splitlines() if f"[{label}]" in line)
+        assert len(line.split("[")[0].strip(" │┃")) > 10, line
 
 
 def test_cli_json_request(capsys: pytest.CaptureFixture[str]) -> None:
@@ -559,9 +562,9 @@ def test_cli_json_request(capsys: pytest.CaptureFixture[str]) -> None:
 def test_cli_folder_markdown(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["decisions", str(FIXTURES), "--markdown"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[0].startswith("| template | PRE.1")
+    assert lines[0].startswith("| template | skip special tokens when decoding [PRE.1]")
     assert len(lines) == 2 + len(list(FIXTURES.glob("*.jinja")))
-    assert any(line.startswith("| kimi_sections.jinja | unknown -> False") for line in lines)
+    assert any(line.startswith("| kimi_sections.jinja | false (no tokenizer") for line in lines)
 
 
 def test_cli_tokenizer_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
