@@ -6,6 +6,7 @@ import copy
 import json
 import logging
 import secrets
+from collections.abc import Iterable
 from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from . import sources
 from .analysis import analyze
 from .analysis.model import Analysis
+from .analysis.verdict import Acceptance, Verdict, accepted_from_env, parse_accept, verdict
 from .errors import AutoparserError, ExportError
 from .plan import ReasoningFormatOption, RequestOptions, RequestPlan, StartOption, check_options, make_plan
 from .render import Renderer, RenderLimits
@@ -25,7 +27,7 @@ from .runtime.whole import whole_steps
 from .selftest import SelfTestResult, Verification, self_test, verification
 
 logger = logging.getLogger("autoparser")
-_warned: set[str] = set()   # digests of templates whose failed tool-call verification was logged
+_warned: set[tuple[str, bool]] = set()   # (digest, tools) of templates whose failed verification was logged
 
 if TYPE_CHECKING:
     from .decisions.row import DecisionRow
@@ -38,9 +40,12 @@ class ChatTemplate:
     ``from_pretrained`` or ``from_gguf``; the analysis runs once and is cached."""
 
     def __init__(self, source: str, *, name: str = "<template>", bos_token: str = "", eos_token: str = "",
-                 special_tokens: frozenset[str] | None = None, limits: RenderLimits | None = None) -> None:
+                 special_tokens: frozenset[str] | None = None, limits: RenderLimits | None = None,
+                 accept: Iterable[str] | None = None) -> None:
         self.renderer = Renderer(source, name=name, bos_token=bos_token, eos_token=eos_token, limits=limits)
         self.special_tokens = special_tokens
+        # known limitations the project accepts (``TEMPLATE:CAPABILITY``; default: $AUTOPARSER_ACCEPT)
+        self.accepted: tuple[Acceptance, ...] = parse_accept(accept) if accept is not None else accepted_from_env()
         self._envelopes: dict[str, Envelopes | str] = {}   # structural-tag call envelopes, by tools and kwargs
 
     # ------------------------------------------------------------ constructors
@@ -98,23 +103,33 @@ class ChatTemplate:
         the run ``analysis.verification`` is folded from (``autoparser debug`` shows its texts)."""
         return self_test(self)
 
-    def _tool_call_warning(self) -> str:
-        """A warning for requests with tools when the template's calls failed the self-test ("" if not),
+    @property
+    def verdict(self) -> Verdict:
+        """The verification with this template's accepted limitations applied (``autoparser.analysis.verdict``):
+        what ``autoparser check`` fails on, what a server plugin refuses and what ``req.warnings`` says."""
+        return verdict(self.analysis.verification, self.name, self.accepted)
+
+    def _verdict_warning(self, tools: bool) -> str:
+        """A warning for requests the template's unaccepted self-test failures concern ("" if none),
         logged once per template."""
         try:
-            v = self.analysis.verification
+            v = self.verdict
         except Exception as e:   # the self-test never raises by design; a bug in it must not stop requests
             warning = (f"{self.name}: autoparser's self-test raised {type(e).__name__}: {e}; "
-                       "parsed calls are unverified")
+                       "parsed calls are unverified") if tools else ""
         else:
-            failed = v.tool_calls_failed if v is not None else ()
+            failed = v.applies(tools)
             if not failed:
                 return ""
-            first = failed[0]
-            warning = (f"{self.name}: tool calls failed autoparser's self-test ({first.name}: {first.reason}); "
-                       "parsed calls may be wrong")
-        if self.analysis.digest not in _warned:
-            _warned.add(self.analysis.digest)
+            misread = [c for c in failed if c.calls_misread]
+            first = (misread or failed)[0]
+            what = "tool calls failed" if misread else f"{first.name} failed"
+            consequence = "parsed calls may be wrong" if misread else "parsed text may be in the wrong field"
+            warning = f"{self.name}: {what} autoparser's self-test ({first.name}: {first.reason}); {consequence}"
+            if len(failed) > 1:
+                warning += f" (also: {', '.join(c.name for c in failed if c is not first)})"
+        if warning and (self.analysis.digest, tools) not in _warned:
+            _warned.add((self.analysis.digest, tools))
             logger.warning(warning)
         return warning
 
@@ -186,7 +201,7 @@ class Request:
         self.plan: RequestPlan = make_plan(self.analysis, options, prompt=self.prompt,
                                            eos_token=template.renderer.eos_token,
                                            id_prefix=f"call_{secrets.token_hex(4)}_", start=start)
-        warning = template._tool_call_warning() if self.plan.tools is not None else ""
+        warning = template._verdict_warning(tools=self.plan.tools is not None)
         self.warnings: list[str] = [warning] if warning else []   # given to every parsed message
 
     # ------------------------------------------------------------ the request as given
