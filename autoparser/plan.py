@@ -311,8 +311,11 @@ def _response_schema(rf: Mapping[str, Any]) -> Any:
 
 # ---------------------------------------------------------------- building a plan
 def make_plan(analysis: Analysis, options: RequestOptions, *, prompt: str, eos_token: str = "",
-              id_prefix: str = "call_", start: StartOption = "auto") -> RequestPlan:
+              id_prefix: str = "call_", start: StartOption = "auto", turn_ends: tuple[str, ...] = ()) -> RequestPlan:
     """The plan for one request whose rendered prompt is ``prompt``.
+
+    ``turn_ends``: end-of-turn markers besides the analysis's, such as those the template writes
+    after tool calls only (``<|eom_id|>``, PRE.5's stop strings): they end the turn too.
 
     ``start`` overrides where the output begins when the prompt was rendered elsewhere and
     its end does not tell (``"reasoning"``: inside an open reasoning block).
@@ -331,7 +334,8 @@ def make_plan(analysis: Analysis, options: RequestOptions, *, prompt: str, eos_t
         template=a.template, analysis=a, prompt=prompt, options=options, reasoning=reasoning,
         content=ContentPlan(content_start, content_end, _wrappers(a.content.in_tool_turns, reasoning),
                             a.content.aside_start, a.content.aside_end),
-        stops=tuple(dict.fromkeys([*a.end_of_turn, *eos])), assistant_header=a.assistant_header,
+        stops=tuple(dict.fromkeys([*a.end_of_turn, *(m for m in turn_ends if m.strip()), *eos])),
+        assistant_header=a.assistant_header,
         tools=tools, answer=answer, prefill=_prefill(options, reasoning), id_prefix=id_prefix,
         prompt_opened=_prompt_opened(a.tools, prompt))
 

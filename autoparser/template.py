@@ -133,6 +133,16 @@ class ChatTemplate:
             logger.warning(warning)
         return warning
 
+    def _turn_ends(self) -> tuple[str, ...]:
+        """Every marker that ends a turn (PRE.5's stop strings: the analysis's end of turn, those the
+        template writes after tool calls, such as ``<|eom_id|>``, and EOS), found once per template."""
+        from .decisions.row import stop_markers
+
+        try:
+            return stop_markers(self)
+        except AutoparserError:      # a template the probes cannot render: the analysis's alone
+            return ()
+
     def render(self, messages: list[dict[str, Any]], **kw: Any) -> str:
         """Render directly (no analysis), as ``apply_chat_template(tokenize=False)``."""
         return self.renderer.render(messages, **kw)
@@ -199,7 +209,7 @@ class Request:
             response_format=response_format)
         self.prompt = self._render(options) if prompt is None else prompt
         self.plan: RequestPlan = make_plan(self.analysis, options, prompt=self.prompt,
-                                           eos_token=template.renderer.eos_token,
+                                           eos_token=template.renderer.eos_token, turn_ends=template._turn_ends(),
                                            id_prefix=f"call_{secrets.token_hex(4)}_", start=start)
         warning = template._verdict_warning(tools=self.plan.tools is not None)
         self.warnings: list[str] = [warning] if warning else []   # given to every parsed message

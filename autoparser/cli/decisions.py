@@ -103,7 +103,7 @@ def _tokenizer_source(path: str) -> sources.TemplateSource:
 def _load(path: Path, args: argparse.Namespace, tok: sources.TemplateSource | None) -> ChatTemplate:
     try:
         src = load_source(path, template_name=args.template_name, bos_token=args.bos_token,
-                          eos_token=args.eos_token)
+                          eos_token=args.eos_token, announce=tok is None and Path(args.template) == path)
     except TemplateError as e:
         if e.phase == "load":
             raise CliError(str(e), USAGE) from None
