@@ -408,7 +408,7 @@ class Engine:
             self._free_text(self.buf[self.pos:])
             self.pos = len(self.buf)
             return
-        m = pat.search(self.buf, self.pos, partial=not final)
+        m = leftmost(pat, self.buf, self.pos, final)
         if m is None:
             self._free_text(self.buf[self.pos:])
             self.pos = len(self.buf)
@@ -522,7 +522,7 @@ class Engine:
             self._reasoning(self.buf[self.pos:])
             self.pos = len(self.buf)
             return
-        m = pat.search(self.buf, self.pos, partial=not final)
+        m = leftmost(pat, self.buf, self.pos, final)
         call = self._t.reasoning_call
         c = call.search(self.buf, self.pos, partial=not final) if call is not None else None
         if c is not None and (m is None or c.start() < m.start()):
@@ -683,7 +683,7 @@ class Engine:
         call start or the section's end."""
         pat = self._t.resync
         assert pat is not None
-        m = pat.search(self.buf, self.pos, partial=not final)
+        m = leftmost(pat, self.buf, self.pos, final)
         if m is None:
             self._content(self.buf[self.pos:], raw=True)
             self.pos = len(self.buf)
@@ -775,6 +775,31 @@ class Engine:
         if self._inline:
             prefix, self._inline = self._inline, ""
             self._emit_text("content", prefix, raw=True)
+
+
+LOOKBACK = 4096   # characters before a complete marker where a longer one may still be growing
+
+
+def leftmost(pat: regex.Pattern[str], buf: str, pos: int, final: bool) -> regex.Match[str] | None:
+    """``pat.search(buf, pos, partial=not final)``, but leftmost: the ``regex`` module prefers any
+    complete match to an earlier partial one, so a marker growing at the end of a stream
+    (``` ```<｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜`` ...) would lose to a shorter
+    marker inside it (``<｜end▁of▁sentence｜>``) that the whole text never sees there. A partial
+    match reaches the end of the buffer, so only the last :data:`LOOKBACK` characters are looked at
+    again: the stream reads what the whole text reads."""
+    m = pat.search(buf, pos, partial=not final)
+    if m is None or final or m.partial:
+        return m
+    at = max(pos, len(buf) - LOOKBACK)
+    while at < m.start():
+        p = pat.search(buf, at, m.start(), partial=True)      # a candidate that runs into m
+        if p is None:
+            break
+        q = pat.match(buf, p.start(), partial=True)
+        if q is not None and q.start() < m.start():
+            return q
+        at = p.start() + 1
+    return m
 
 
 def _cut_at_end(pat: regex.Pattern[str] | None, buf: str, pos: int) -> bool:
