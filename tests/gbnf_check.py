@@ -86,26 +86,33 @@ def grammar_words(gbnf: str) -> list[str]:
 
 
 _GBNF_TOKEN = re.compile(r'"(?:\\.|[^"\\])*"|\[(?:\\.|[^\]\\])*\]|[^"\[]+')
+_FREE = 100      # more allowed bytes than this: free text
 _CLOSING = frozenset(b'}]">\n')
+
+
+def _allowed(matcher: Any) -> list[int]:
+    mask = matcher.compute_bitmask()
+    return [i for i in range(ByteTokenizer.eos_token_id + 1) if mask[i // 8] >> (i % 8) & 1]
 
 
 def sample(gbnf: str, rng: random.Random, words: Sequence[str] = (), max_bytes: int = 4000) -> str | None:
     """A random text the grammar generates, sampled byte by byte through llguidance's token mask
-    (the byte tokenizer): at each step, often a whole word (``words`` and the grammar's literals)
-    when the grammar takes it whole, else an allowed byte (closing punctuation weighted up, so
-    values end), and the end once the grammar allows it, with some chance. None when the text grows
-    past ``max_bytes`` (free text that did not end) or when a multi-byte character was cut."""
+    (the byte tokenizer), as a model under constrained decoding writes it: where the grammar allows
+    few bytes (structure: markers, names, JSON punctuation) often a whole word (``words`` and the
+    grammar's literals) it takes whole; in free text (reasoning, strings, raw values: nearly every
+    byte allowed) random printable bytes, closing punctuation weighted up so values end, and now and
+    then a word that ends the free text (the grammar allows few bytes after it); the end once the
+    grammar allows it, with some chance. None when the text grows past ``max_bytes`` or a multi-byte
+    character was cut."""
     grammar, error = _compile(gbnf)
     if error:
         raise ValueError(f"invalid grammar: {error}")
-    tok = tokenizer()
-    pool = [w.encode() for w in [*words, *grammar_words(gbnf)] if w]
-    matcher = LLMatcher(tok, grammar, log_level=0)
+    pool = [list(w.encode()) for w in dict.fromkeys([*words, *grammar_words(gbnf)]) if w]
+    matcher = LLMatcher(tokenizer(), grammar, log_level=0)
     eos = ByteTokenizer.eos_token_id
     out = bytearray()
     while len(out) <= max_bytes:
-        mask = matcher.compute_bitmask()
-        allowed = [i for i in range(eos + 1) if mask[i // 8] >> (i % 8) & 1]
+        allowed = _allowed(matcher)
         if not allowed:
             return None
         if eos in allowed and (len(allowed) == 1 or rng.random() < 0.25):
@@ -113,11 +120,20 @@ def sample(gbnf: str, rng: random.Random, words: Sequence[str] = (), max_bytes: 
                 return out.decode()
             except UnicodeDecodeError:
                 return None
-        if pool and rng.random() < 0.35:
-            word = list(rng.choice(pool))
-            if matcher.validate_tokens(word) == len(word):
+        free = len(allowed) > _FREE
+        if pool and rng.random() < (0.15 if free else 0.4):
+            for word in rng.sample(pool, min(len(pool), 12)):
+                if matcher.validate_tokens(word) != len(word):
+                    continue
                 matcher.consume_tokens(word)
+                if free and len(_allowed(matcher)) > _FREE:    # in free text, only a word that ends it
+                    matcher.rollback(len(word))
+                    continue
                 out.extend(word)
+                break
+            else:
+                word = []
+            if word:
                 continue
         choices = [i for i in allowed if i != eos]
         weights = [6.0 if i in _CLOSING else 1.0 if 0x20 <= i < 0x7F else 0.05 for i in choices]

@@ -661,7 +661,9 @@ class _Grammar:
             rule = line_args_rule(self.b, schema, f"{name}-args", prefix=ta.prefix, key_suffix=ta.key_suffix,
                                   quoted=ta.strings_json, end=self.line_end(), separator=ta.separator)
             # pairs on one line begin after the name's marker, or after white space (``NAME key=value``)
-            return _join(self.ws, rule) if not ta.prefix and not t.name_suffix.strip() else rule
+            # (at least one white space character: the name would run on into the key)
+            ws1 = self.b.rule("ws1", f"[ \\t\\n\\r]{{1,{WS_MAX}}}")
+            return _join(ws1, rule) if not ta.prefix and not t.name_suffix.strip() else rule
         if t.args == "json_attr":
             return _join(self.ws, self.attr_json(tool))
         if t.args == "literal" and t.literal is not None:
