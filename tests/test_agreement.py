@@ -52,7 +52,7 @@ def template(path: Any) -> ChatTemplate:
 def _normal(msg: dict[str, Any]) -> dict[str, Any]:
     return {"content": turns.norm(msg["content"]), "reasoning": turns.norm(msg["reasoning_content"]),
             "calls": [(c["id"], c["function"]["name"], json.loads(c["function"]["arguments"]))
-                      for c in msg["tool_calls"]]}
+                      for c in msg.get("tool_calls") or []]}
 
 
 #: the GBNF rejects a text the template wrote with unescaped quotes inside argument strings: a template bug

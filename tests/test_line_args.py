@@ -48,7 +48,7 @@ def _both(tmpl: ChatTemplate, text: str) -> dict[str, Any]:
 
 
 def _args(msg: dict[str, Any]) -> list[Any]:
-    return [json.loads(c["function"]["arguments"]) for c in msg["tool_calls"]]
+    return [json.loads(c["function"]["arguments"]) for c in msg.get("tool_calls") or []]
 
 
 def test_the_analysis_reads_key_value_lines(tmpl: ChatTemplate) -> None:

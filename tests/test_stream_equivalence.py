@@ -104,7 +104,7 @@ def stream_problems(req: Request, chunks: list[str]) -> list[str]:
                 problems.append(f"empty or non-string {key} delta {d!r}")
         for tc in d.get("tool_calls") or []:
             i = tc.get("index")
-            if not isinstance(i, int) or i >= len(want["tool_calls"]):
+            if not isinstance(i, int) or i >= len(want.get("tool_calls") or []):
                 problems.append(f"delta for unknown call index {i!r}")
                 continue
             final = want["tool_calls"][i]
@@ -117,7 +117,7 @@ def stream_problems(req: Request, chunks: list[str]) -> list[str]:
             elif fn.get("name") or tc.get("id"):
                 problems.append(f"later delta of call {i} repeats name or id: {tc!r}")
             fragments[i] = fragments.get(i, "") + (fn.get("arguments") or "")
-    for i, call in enumerate(want["tool_calls"]):
+    for i, call in enumerate(want.get("tool_calls") or []):
         if fragments.get(i, "") != call["function"]["arguments"]:
             problems.append(f"call {i}: fragments {fragments.get(i, '')!r} != arguments "
                             f"{call['function']['arguments']!r}")
