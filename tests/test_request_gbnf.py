@@ -328,13 +328,14 @@ def test_response_format(fixture: str) -> None:
 
 
 def test_required_mode_shapes() -> None:
-    """tool_choice required: reasoning and content before the call; a call is mandatory."""
+    """tool_choice required: reasoning before the call, no free text; a call is mandatory (issue 23.3)."""
     tmpl = template(turns.FIXTURES / "qwen3_think_json.jinja")
     msgs = [{"role": "user", "content": "hi"}]
     req = tmpl.apply(msgs, tools=turns.TOOLS, tool_choice="required", chat_template_kwargs={"enable_thinking": True})
     call = '<tool_call>\n{"name": "get_weather", "arguments": {"location": "Paris"}}\n</tool_call>'
     assert accepts(req.gbnf, call)
-    assert accepts(req.gbnf, "<think>\nhmm\n</think>\n\nSure.\n" + call)
+    assert accepts(req.gbnf, "<think>\nhmm\n</think>\n\n" + call)
+    assert not accepts(req.gbnf, "<think>\nhmm\n</think>\n\nSure.\n" + call)
     assert not accepts(req.gbnf, "<think>\nhmm\n</think>\n\nSure.")
     assert not accepts(req.gbnf, call.replace("Paris", "Paris\"}"))
     single = tmpl.apply(msgs, tools=turns.TOOLS, tool_choice="required", parallel_tool_calls=False)
