@@ -4,7 +4,8 @@ For every tool scenario the parser reads (tests/turns.py cuts the generated text
 reference rendering), over the fixtures and a sample of ``../shared/templates``:
 
 * tool_choice auto: the text from the first trigger on is accepted by the lazy grammar;
-* tool_choice required: the whole generated text is accepted;
+* tool_choice required: the whole generated text is accepted, unless text comes before the
+  call (the calls come first then: refused);
 * corruptions are rejected: an unknown function name, a missing required argument, a
   wrongly typed argument, an unclosed call, two calls under ``parallel_tool_calls=False``,
   a call to another function under a named ``tool_choice``.
@@ -244,6 +245,9 @@ def run(paths: list[Path], tally: Tally, corpus: bool = False) -> Tally:
                 if not ok:
                     tally.failures.append(f"accept {label}: {why}")
                 ok, why = full_accepts(request(case, tool_choice="required"), case.text)
+                if (case.expected.get("content") or "").strip():
+                    # text before the call: a forced call comes first, so the required grammar refuses it
+                    ok, why = not ok, "text before the call accepted under tool_choice required"
                 tally.required_accepted += ok
                 if not ok:
                     tally.failures.append(f"required {label}: {why}")

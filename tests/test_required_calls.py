@@ -52,7 +52,7 @@ CHOICES: dict[str, Any] = {"required": "required",
 # literal or unquoted value, a label line); "a call" holds, "a valid call" not always yet. Not strict:
 # sampling is random. The call layouts of issue 21 are where the grammar and the reader become one.
 KNOWN = {
-    "kwargs_pairs", "markdown_tool_sections", "python_dict_args", "pythonic_bare", "react_labels",
+    "arg_key_value", "call_id_tagged", "kwargs_pairs", "markdown_tool_sections", "python_dict_args", "pythonic_bare", "react_labels",
 }
 
 

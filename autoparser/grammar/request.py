@@ -243,7 +243,7 @@ class _Grammar:
         keys = [k for k in (env.reasoning_key, env.content_key) if k]
         string = json_rule(self.b, "string")
         member = " | ".join(f"{json_string_expr(k)} {self.ws} \":\" {self.ws} ( {string} | \"null\" )" for k in keys)
-        members = f"( ( {member} ) {self.ws} \",\" {self.ws} )*" if keys else ""
+        members = f"( ( {member} ) {self.ws} \",\" {self.ws} ){{0,{len(keys)}}}" if keys else ""
         return self.b.rule("envelope-lead", _join('"{"', self.ws, members, literal(self.op.exact)))
 
     def opened_answer(self) -> str:

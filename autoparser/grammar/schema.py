@@ -461,10 +461,7 @@ class _Converter:
             return _unique([*self.tagged_alts(rest, name, raw, closing), self.tagged_const(None, raw, close)])
         if "const" in schema or isinstance(schema.get("enum"), list):
             values = [schema["const"]] if "const" in schema else schema["enum"]
-            # a raw string keeps white space around it as text: no pad, the closing marker as written
-            exact = literal(closing) if closing else ""
-            return _unique([_join(literal(v), exact) if isinstance(v, str) and raw else
-                            self.tagged_const(v, raw, close) for v in values])
+            return _unique([self.tagged_const(v, raw, close) for v in values])
         branches = self.branches(schema)
         if branches is not None:
             return _unique([a for i, s in enumerate(branches) for a in self.tagged_alts(s, f"{name}-{i}", raw, closing)])
