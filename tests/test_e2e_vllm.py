@@ -404,6 +404,17 @@ def reasoning_prefix(live: Live) -> tuple[str | None, dict[str, Any]]:
     pytest.skip(f"{TEMPLATES[live.key]}: reasoning comes first and no reasoning block renders to script")
 
 
+# What random weights find today under the plugin's required / named grammar (issue 23 tightens it):
+# free text may come before the first call (the model writes text until max_tokens and never calls);
+# the call object may hold extra members with any JSON value (a random model wanders into an endless
+# string); free text may follow the calls; and the grammar admits {"arguments": ..., "name": ...},
+# which the runtime does not read as a first call. Not strict: it passes once the grammar is tight.
+NO_SCRIPT_PENDING = pytest.mark.xfail(
+    reason="needs the required/named grammar of issue 23: no text before or after the calls, no extra "
+           "members, only member orders the parser reads", strict=False)
+
+
+@NO_SCRIPT_PENDING
 @pytest.mark.parametrize("choice", ["required", "named"])
 def test_no_script_forced_calls_are_valid(live: Live, choice: str) -> None:
     prefix, kwargs = reasoning_prefix(live)
