@@ -8,8 +8,8 @@
   is free. After the calls, free text that does not open another call may follow
   (some templates write content there).
 * ``tool_choice`` required or a named function: the whole turn - the reasoning block the
-  prompt leaves open or allows, free content up to the opener, then at least one call
-  (only the named function). ``parallel_tool_calls=False`` allows exactly one call.
+  prompt leaves open or allows, then at least one call (only the named function) and nothing
+  else. ``parallel_tool_calls=False`` allows exactly one call.
 * ``response_format`` json_object / json_schema: the answer is JSON following the schema
   (bare, fenced in ```` ```json ````, or inside the content markers), or tool calls.
 
@@ -23,7 +23,9 @@ argument literals through :mod:`autoparser.grammar.pyvalue`, ``key: value`` line
 ``properties`` and say nothing about ``additionalProperties`` get no other keys (as
 llama.cpp's json-schema-to-grammar); an object with no ``properties`` takes any keys.
 ``args_as_string`` arguments are any JSON string (the schema is not applied inside it).
-JSON call objects take their known members in any order, plus up to two others.
+JSON call objects take their known members in any order (those the name prefix spells first),
+plus up to two others unless a call is forced. A forced call is the whole answer: nothing but
+white space (and an end of turn the server did not cut) follows the calls.
 
 llguidance (our validator) lexes greedily and backs off at most one byte, and it turns
 every rule made only of terminals into one lexeme. So: alternatives that share a prefix
@@ -379,18 +381,23 @@ class _Grammar:
         return self.ws
 
     def tail(self) -> str:
-        """What may follow the calls: text that opens no other call (or whitespace).
+        """What may follow the calls: text that opens no other call (or whitespace); for a forced
+        call (required, a named function) white space only: the calls are the whole answer, and
+        free text after them lets a sampler run on to ``max_tokens`` after its call.
 
-        A section end with no section start (``<|tool_response>``) is part of it.
+        A section end with no section start (``<|tool_response>``) is part of it, and an end of
+        turn the server did not cut.
         """
         t, op = self.t, self.op
-        if op.role == "section_start" and not self.split_stop(t.section_end)[0].strip() and t.call_start.strip():
+        free = not self.plan.forced
+        if free and op.role == "section_start" and not self.split_stop(t.section_end)[0].strip() \
+                and t.call_start.strip():
             # the section has no end to require: the tail must not open another call either
             return self.b.rule("tail", self.b.until(mk.tokens(t.call_start)[0]))
-        if op.role:
+        if free and op.role:
             return self.b.rule("tail", self.b.until(op.exact))
         stops = " | ".join(literal(s) for s in self.stops)
-        after = f"( {stops} {self.ws} )?" if stops else ""   # an end of turn the server did not cut
+        after = f"( ( {stops} ) {self.ws} )?" if stops else ""   # an end of turn the server did not cut
         if t.section_end.strip() and not t.section_start.strip():
             return _join(f"( {self.lead('section-end', t.section_end)} )?", self.ws, after)
         return _join(self.ws, after)
@@ -611,7 +618,7 @@ class _Grammar:
         prefix spells (``{"name": ``, ``{"tool_call_id": ``) first, in its order, as the parser finds
         a call by that prefix; the others in any order. Up to MAX_EXTRA_MEMBERS other members may
         follow each known one (``"type": "function"``), and come first only where the name prefix
-        says nothing of the order."""
+        says nothing of the order; none in a forced call."""
         space = space_rule(self.b)
         members: dict[str, str] = {}
         for role, path in roles.items():
@@ -626,13 +633,18 @@ class _Grammar:
             # the name member is the same in every order: one rule (it starts with its own key)
             i = list(members).index(roles["name"][depth])
             kvs[i] = self.b.rule(f"{sanitize_name(tool)}-name", kvs[i])
-        extra = self.extra_member([k for k in members])
-        after = self.b.rule("more-members", f'( "," {space} {extra} ){{0,{MAX_EXTRA_MEMBERS}}}')
         spelled = [k for k in re.findall(r'"((?:[^"\\]|\\.)*)"\s*:', self.t.name_prefix) if k in members]
         first = [kvs[list(members).index(k)] for k in dict.fromkeys(spelled)]
         rest = [kv for kv in kvs if kv not in first]
-        before = "" if first else self.b.rule("lead-members", f'( {extra} "," {space} ){{0,{MAX_EXTRA_MEMBERS}}}')
-        orders = [f' "," {space} '.join(f"{kv} {after}" for kv in (*first, *perm))
+        after = before = ""
+        if not self.plan.forced:
+            # a forced call has no other members: one with any JSON value lets a sampler wander off
+            # (a random model writes a string until max_tokens and never ends the call)
+            extra = self.extra_member(list(members))
+            after = self.b.rule("more-members", f'( "," {space} {extra} ){{0,{MAX_EXTRA_MEMBERS}}}')
+            if not first:
+                before = self.b.rule("lead-members", f'( {extra} "," {space} ){{0,{MAX_EXTRA_MEMBERS}}}')
+        orders = [f' "," {space} '.join(_join(kv, after) for kv in (*first, *perm))
                   for perm in itertools.permutations(rest)]
         return _join('"{"', space, before, _group(orders), '"}"')
 
@@ -715,6 +727,8 @@ class _Grammar:
         prefix = self.lead("arg-prefix", ta.prefix)
         key_suffix = self.lead("arg-key-suffix", ta.key_suffix)
         raw = not ta.strings_json and bool(closing)
+        # the line break the call reader strips around a raw value (the template's ``>\nV\n</parameter>``)
+        edges = ('"\\n"?' if ta.key_suffix.endswith("\n") else "", '"\\n"?' if ta.value_end.startswith("\n") else "")
         raw_props = schema.get("properties")
         props: dict[str, Any] = raw_props if isinstance(raw_props, dict) else {}
         required = [k for k in schema.get("required") or [] if isinstance(k, str)]
@@ -729,7 +743,7 @@ class _Grammar:
                               self.ws, literal(closing))
             else:
                 value = schema_value_rule(self.b, prop, f"{name}-{key}-value", raw, closing=closing, pad=self.ws,
-                                          root=schema)
+                                          raw_edges=edges, root=schema)
             slots.append((_join(prefix, self.ws, literal(key), key_suffix, value, end_rest), key in required))
         if not props and schema.get("additionalProperties", True) is not False:
             # free-form arguments: any key, any raw value
