@@ -5,7 +5,8 @@
      |    +-- TemplateSecurityError           the sandbox refused an operation
      |    +-- TemplateLimitError              time or output-size limit exceeded
      +-- AnalysisError                        the analysis could not read the template
-     +-- SchemaError (also ValueError)        a tool's JSON schema cannot be used (unresolvable $ref)
+     +-- SchemaError (also ValueError)        a tool's JSON schema cannot be used (a $ref that is not
+     |                                        local, a wrong keyword type, a schema too deep or too large)
      +-- ParseError (also ValueError)         model output could not be parsed (strict use only)
      +-- ExportError                          the format cannot be written in an export target's language
 
@@ -57,10 +58,17 @@ class AnalysisError(AutoparserError):
 
 class SchemaError(AutoparserError, ValueError):
     """A tool's (or response format's) JSON schema cannot be used: a ``$ref`` that is not local
-    or does not resolve. Local references (``#/$defs/X``, ``#/definitions/X``) are resolved."""
+    or does not resolve, a keyword of the wrong type, a pattern too large to run safely, a schema
+    too deep or too large. Local references (``#/$defs/X``, ``#/definitions/X``) are resolved;
+    nothing is ever retrieved. ``tool`` names the tool (None: the response format), ``keyword``
+    the keyword at fault and ``path`` where it sits in the schema."""
 
-    def __init__(self, message: str, *, ref: str | None = None) -> None:
+    def __init__(self, message: str, *, ref: str | None = None, tool: str | None = None, keyword: str = "",
+                 path: str = "") -> None:
         self.ref = ref
+        self.tool = tool
+        self.keyword = keyword
+        self.path = path
         super().__init__(message)
 
 

@@ -27,10 +27,15 @@ from typing import Any, Generic, Literal, TypeVar
 
 from . import markers as mk
 from .analysis.model import Analysis, ToolFormat
+from .errors import SchemaError
 from .markers.definition import word_closer
 from .values.refs import inline_refs
+from .values.schemas import check_schema
 
 ReasoningFormatOption = Literal["auto", "none", "deepseek", "deepseek-legacy"]
+REASONING_FORMATS = ("auto", "none", "deepseek", "deepseek-legacy")
+TOOL_CHOICES = ("auto", "none", "required")
+RESPONSE_FORMAT_TYPES = ("text", "json_object", "json_schema")
 StartOption = Literal["auto", "reasoning", "content"]   # where output whose prompt was rendered elsewhere begins
 OpenerRole = Literal["", "section_start", "call_start", "call_name", "name_prefix"]
 _REASONING_KEYS = ("reasoning_content", "thinking", "reasoning")
@@ -247,10 +252,70 @@ class _Key:
         return isinstance(other, _Key) and self._hash == other._hash and self.value == other.value
 
 
+# ---------------------------------------------------------------- the request's options, checked
+def check_options(*, tools: Any, tool_choice: Any, parallel_tool_calls: Any, reasoning_format: Any,
+                  response_format: Any) -> None:
+    """Refuse options a parser cannot honour, before anything reads them (``apply()``, ``parser_for()``):
+    ``ValueError`` naming what is allowed for an unknown ``tool_choice``, ``reasoning_format`` or
+    ``response_format`` type; :class:`~autoparser.errors.SchemaError` naming the tool, the keyword and
+    where it sits for a tool schema (or response format schema) that cannot be used safely
+    (:mod:`autoparser.values.schemas`: remote or unresolvable ``$ref``, wrong keyword types, patterns
+    too large to run, too deep, too large). Tools are client data: this never recurses on them."""
+    if not (tool_choice in TOOL_CHOICES or tool_choice is None or named_tool(tool_choice) is not None):
+        raise ValueError(f"tool_choice must be one of {', '.join(map(repr, TOOL_CHOICES))} or a named function "
+                         f"{{'type': 'function', 'function': {{'name': ...}}}}, not {_short(tool_choice)}")
+    if isinstance(tool_choice, dict) and tool_choice.get("type", "function") != "function":
+        raise ValueError(f"tool_choice of type {_short(tool_choice.get('type'))} is not supported: "
+                         "a named tool_choice is {'type': 'function', 'function': {'name': ...}}")
+    if parallel_tool_calls is not None and not isinstance(parallel_tool_calls, bool):
+        raise ValueError(f"parallel_tool_calls must be true or false, not {_short(parallel_tool_calls)}")
+    if reasoning_format not in REASONING_FORMATS:
+        raise ValueError(f"reasoning_format must be one of {', '.join(map(repr, REASONING_FORMATS))}, "
+                         f"not {_short(reasoning_format)}")
+    if response_format is not None:
+        kind = response_format.get("type") if isinstance(response_format, Mapping) else None
+        if kind not in RESPONSE_FORMAT_TYPES:
+            raise ValueError(f"response_format must be None or an object whose type is one of "
+                             f"{', '.join(map(repr, RESPONSE_FORMAT_TYPES))}, not {_short(response_format)}")
+        schema = _response_schema(response_format)
+        if schema is not None:
+            check_schema(schema, where="response_format schema")
+    if tools is None:
+        return
+    if not isinstance(tools, (list, tuple)):
+        raise ValueError(f"tools must be a list of tools, not {type(tools).__name__}")
+    for t in tools:
+        fn = t.get("function", t) if isinstance(t, Mapping) else None
+        if not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str) or not fn["name"]:
+            continue    # not a function tool (a built-in one): not called through the template's format
+        params = fn.get("parameters")
+        if params is None:
+            continue
+        name = fn["name"]
+        if not isinstance(params, Mapping):
+            raise SchemaError(f"tool {name!r} parameters: must be a JSON schema object, not "
+                              f"{type(params).__name__}", tool=name, keyword="parameters")
+        check_schema(params, where=f"tool {name!r} parameters", tool=name)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _response_schema(rf: Mapping[str, Any]) -> Any:
+    """The JSON schema a ``response_format`` gives (OpenAI's ``json_schema.schema``, or ``schema``), if any."""
+    js = rf.get("json_schema")
+    return js.get("schema", rf.get("schema")) if isinstance(js, Mapping) else rf.get("schema")
+
+
 # ---------------------------------------------------------------- building a plan
 def make_plan(analysis: Analysis, options: RequestOptions, *, prompt: str, eos_token: str = "",
-              id_prefix: str = "call_", start: StartOption = "auto") -> RequestPlan:
+              id_prefix: str = "call_", start: StartOption = "auto", turn_ends: tuple[str, ...] = ()) -> RequestPlan:
     """The plan for one request whose rendered prompt is ``prompt``.
+
+    ``turn_ends``: end-of-turn markers besides the analysis's, such as those the template writes
+    after tool calls only (``<|eom_id|>``, PRE.5's stop strings): they end the turn too.
 
     ``start`` overrides where the output begins when the prompt was rendered elsewhere and
     its end does not tell (``"reasoning"``: inside an open reasoning block).
@@ -269,7 +334,8 @@ def make_plan(analysis: Analysis, options: RequestOptions, *, prompt: str, eos_t
         template=a.template, analysis=a, prompt=prompt, options=options, reasoning=reasoning,
         content=ContentPlan(content_start, content_end, _wrappers(a.content.in_tool_turns, reasoning),
                             a.content.aside_start, a.content.aside_end),
-        stops=tuple(dict.fromkeys([*a.end_of_turn, *eos])), assistant_header=a.assistant_header,
+        stops=tuple(dict.fromkeys([*a.end_of_turn, *(m for m in turn_ends if m.strip()), *eos])),
+        assistant_header=a.assistant_header,
         tools=tools, answer=answer, prefill=_prefill(options, reasoning), id_prefix=id_prefix,
         prompt_opened=_prompt_opened(a.tools, prompt))
 
@@ -349,8 +415,7 @@ def stray_closers(t: ToolFormat) -> tuple[str, ...]:
 def _answer_plan(rf: Mapping[str, Any] | None) -> AnswerPlan:
     if not isinstance(rf, Mapping) or rf.get("type") in (None, "text"):
         return AnswerPlan()
-    js = rf.get("json_schema") if isinstance(rf.get("json_schema"), Mapping) else {}
-    schema = js.get("schema", rf.get("schema")) if isinstance(js, Mapping) else rf.get("schema")
+    schema = _response_schema(rf)
     return AnswerPlan(json=True, schema=schema if isinstance(schema, Mapping) else None)
 
 

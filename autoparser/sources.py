@@ -154,6 +154,22 @@ def load_file(path: str | Path, *, bos_token: str | None = None, eos_token: str 
                           origin="file")
 
 
+def tokenizer_beside(path: str | Path) -> TemplateSource | None:
+    """BOS, EOS and special tokens from a ``tokenizer_config.json`` in the folder of the Jinja file
+    ``path`` (a model folder's template saved beside its tokenizer), or None when there is none or it
+    cannot be read. The template itself is not taken from it."""
+    config_path = Path(path).parent / _CONFIG_FILE
+    if not config_path.is_file():
+        return None
+    try:
+        config = _read_json_object(config_path)
+    except TemplateError:
+        return None
+    bos, eos = _bos_eos(config, config_path.parent)
+    return TemplateSource(source="", name=config_path.name, bos_token=bos, eos_token=eos,
+                          special_tokens=_special_tokens(config, config_path.parent), origin="pretrained")
+
+
 # --------------------------------------------------------------------------- Hugging Face folders and configs
 
 

@@ -6,6 +6,7 @@ import copy
 import json
 import logging
 import secrets
+from collections.abc import Iterable
 from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
@@ -14,8 +15,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from . import sources
 from .analysis import analyze
 from .analysis.model import Analysis
+from .analysis.verdict import Acceptance, Verdict, accepted_from_env, parse_accept, verdict
 from .errors import AutoparserError, ExportError
-from .plan import ReasoningFormatOption, RequestOptions, RequestPlan, StartOption, make_plan
+from .plan import ReasoningFormatOption, RequestOptions, RequestPlan, StartOption, check_options, make_plan
 from .render import Renderer, RenderLimits
 from .render.compat import render_compat
 from .runtime.engine import Engine
@@ -25,7 +27,7 @@ from .runtime.whole import whole_steps
 from .selftest import SelfTestResult, Verification, self_test, verification
 
 logger = logging.getLogger("autoparser")
-_warned: set[str] = set()   # digests of templates whose failed tool-call verification was logged
+_warned: set[tuple[str, bool]] = set()   # (digest, tools) of templates whose failed verification was logged
 
 if TYPE_CHECKING:
     from .decisions.row import DecisionRow
@@ -38,9 +40,12 @@ class ChatTemplate:
     ``from_pretrained`` or ``from_gguf``; the analysis runs once and is cached."""
 
     def __init__(self, source: str, *, name: str = "<template>", bos_token: str = "", eos_token: str = "",
-                 special_tokens: frozenset[str] | None = None, limits: RenderLimits | None = None) -> None:
+                 special_tokens: frozenset[str] | None = None, limits: RenderLimits | None = None,
+                 accept: Iterable[str] | None = None) -> None:
         self.renderer = Renderer(source, name=name, bos_token=bos_token, eos_token=eos_token, limits=limits)
         self.special_tokens = special_tokens
+        # known limitations the project accepts (``TEMPLATE:CAPABILITY``; default: $AUTOPARSER_ACCEPT)
+        self.accepted: tuple[Acceptance, ...] = parse_accept(accept) if accept is not None else accepted_from_env()
         self._envelopes: dict[str, Envelopes | str] = {}   # structural-tag call envelopes, by tools and kwargs
 
     # ------------------------------------------------------------ constructors
@@ -98,25 +103,45 @@ class ChatTemplate:
         the run ``analysis.verification`` is folded from (``autoparser debug`` shows its texts)."""
         return self_test(self)
 
-    def _tool_call_warning(self) -> str:
-        """A warning for requests with tools when the template's calls failed the self-test ("" if not),
+    @property
+    def verdict(self) -> Verdict:
+        """The verification with this template's accepted limitations applied (``autoparser.analysis.verdict``):
+        what ``autoparser check`` fails on, what a server plugin refuses and what ``req.warnings`` says."""
+        return verdict(self.analysis.verification, self.name, self.accepted)
+
+    def _verdict_warning(self, tools: bool) -> str:
+        """A warning for requests the template's unaccepted self-test failures concern ("" if none),
         logged once per template."""
         try:
-            v = self.analysis.verification
+            v = self.verdict
         except Exception as e:   # the self-test never raises by design; a bug in it must not stop requests
             warning = (f"{self.name}: autoparser's self-test raised {type(e).__name__}: {e}; "
-                       "parsed calls are unverified")
+                       "parsed calls are unverified") if tools else ""
         else:
-            failed = v.tool_calls_failed if v is not None else ()
+            failed = v.applies(tools)
             if not failed:
                 return ""
-            first = failed[0]
-            warning = (f"{self.name}: tool calls failed autoparser's self-test ({first.name}: {first.reason}); "
-                       "parsed calls may be wrong")
-        if self.analysis.digest not in _warned:
-            _warned.add(self.analysis.digest)
+            misread = [c for c in failed if c.calls_misread]
+            first = (misread or failed)[0]
+            what = "tool calls failed" if misread else f"{first.name} failed"
+            consequence = "parsed calls may be wrong" if misread else "parsed text may be in the wrong field"
+            warning = f"{self.name}: {what} autoparser's self-test ({first.name}: {first.reason}); {consequence}"
+            if len(failed) > 1:
+                warning += f" (also: {', '.join(c.name for c in failed if c is not first)})"
+        if warning and (self.analysis.digest, tools) not in _warned:
+            _warned.add((self.analysis.digest, tools))
             logger.warning(warning)
         return warning
+
+    def _turn_ends(self) -> tuple[str, ...]:
+        """Every marker that ends a turn (PRE.5's stop strings: the analysis's end of turn, those the
+        template writes after tool calls, such as ``<|eom_id|>``, and EOS), found once per template."""
+        from .decisions.row import stop_markers
+
+        try:
+            return stop_markers(self)
+        except AutoparserError:      # a template the probes cannot render: the analysis's alone
+            return ()
 
     def render(self, messages: list[dict[str, Any]], **kw: Any) -> str:
         """Render directly (no analysis), as ``apply_chat_template(tokenize=False)``."""
@@ -183,6 +208,9 @@ class Request:
                  tool_choice: Any, parallel_tool_calls: bool, reasoning_format: str,
                  response_format: dict[str, Any] | None, prompt: str | None = None,
                  start: StartOption = "auto") -> None:
+        # client data first: nothing below reads an option or a tool schema this refuses
+        check_options(tools=tools, tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls,
+                      reasoning_format=reasoning_format, response_format=response_format)
         if continue_final_message and add_generation_prompt and messages and \
                 messages[-1].get("role") == "assistant":
             add_generation_prompt = False
@@ -192,13 +220,13 @@ class Request:
             messages=tuple(copy.deepcopy(messages)), tools=tuple(copy.deepcopy(tools)) if tools else None,
             add_generation_prompt=add_generation_prompt, continue_final_message=continue_final_message,
             chat_template_kwargs=MappingProxyType(dict(chat_template_kwargs)), tool_choice=tool_choice,
-            parallel_tool_calls=parallel_tool_calls, reasoning_format=reasoning_format,
+            parallel_tool_calls=parallel_tool_calls is not False, reasoning_format=reasoning_format,
             response_format=response_format)
         self.prompt = self._render(options) if prompt is None else prompt
         self.plan: RequestPlan = make_plan(self.analysis, options, prompt=self.prompt,
-                                           eos_token=template.renderer.eos_token,
+                                           eos_token=template.renderer.eos_token, turn_ends=template._turn_ends(),
                                            id_prefix=f"call_{secrets.token_hex(4)}_", start=start)
-        warning = template._tool_call_warning() if self.plan.tools is not None else ""
+        warning = template._verdict_warning(tools=self.plan.tools is not None)
         self.warnings: list[str] = [warning] if warning else []   # given to every parsed message
 
     # ------------------------------------------------------------ the request as given

@@ -140,7 +140,7 @@ def model_text(tmpl: ChatTemplate, case: Case) -> str:
 
 
 def comparable(msg: dict[str, Any]) -> tuple[Any, ...]:
-    calls = [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in msg["tool_calls"]]
+    calls = [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in msg.get("tool_calls") or []]
     return ((msg["content"] or "").strip(), (msg.get("reasoning_content") or "").strip(), calls)
 
 
@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         if comparable(ours) != comparable(theirs):
             print(f"{case.name}: the parsers disagree\n  autoparser {ours}\n  baseline   {theirs}", file=sys.stderr)
             failed = True
-        if not ours["tool_calls"] and "call" in case.name:
+        if not ours.get("tool_calls") and "call" in case.name:
             print(f"{case.name}: no call parsed from {text!r}", file=sys.stderr)
             failed = True
         def engine_parse(text: str, plan: Any = req.plan) -> Any:

@@ -120,7 +120,7 @@ def check(req: Any, text: str, deltas: list[dict[str, Any]], value: str, case: C
     for d in deltas:
         for tc in d.get("tool_calls") or []:
             fragments[tc["index"]] = fragments.get(tc["index"], "") + ((tc.get("function") or {}).get("arguments") or "")
-    for i, call in enumerate(parsed["tool_calls"]):
+    for i, call in enumerate(parsed.get("tool_calls") or []):
         if fragments.get(i, "") != call["function"]["arguments"]:
             problems.append(f"call {i}: argument fragments do not concatenate to the final arguments")
     try:

@@ -1,9 +1,10 @@
 """Check GBNF grammars and texts: llguidance over a byte tokenizer, and exact CFG semantics.
 
-    from gbnf_check import accepts, cfg_accepts, grammar_error
+    from gbnf_check import accepts, cfg_accepts, grammar_error, sample
     assert grammar_error(gbnf) == ""           # llguidance loads it
     assert accepts(gbnf, '{"a": 1}')           # llguidance matches the text
     assert cfg_accepts(gbnf, '{"a": 1}')       # plain context-free match (llama.cpp's semantics)
+    text = sample(gbnf, random.Random(0))      # a random text the grammar generates (None: too long)
 
 llguidance lexes greedily and never backs up more than one byte: a multi-byte lexeme
 (a literal, or a rule without recursion, which becomes one regex) that is still alive
@@ -14,6 +15,9 @@ llama.cpp accepts, e.g. ``word ::= [a-z]{1,5}`` in ``word "ab"`` on ``"xab"``, o
 
 from __future__ import annotations
 
+import random
+import re
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -63,6 +67,80 @@ def accepts(gbnf: str, text: str | bytes) -> bool:
     matcher = LLMatcher(tok, grammar, log_level=0)
     ids = tok.tokenize_bytes(text) if isinstance(text, bytes) else tok.tokenize_str(text)
     return matcher.validate_tokens(ids) == len(ids) and matcher.consume_tokens(ids) and matcher.is_accepting()
+
+
+def grammar_words(gbnf: str) -> list[str]:
+    """The literals a grammar holds (``"<tool_call>"``), decoded: whole words for :func:`sample`."""
+    out = []
+    for token in _GBNF_TOKEN.findall(gbnf):
+        if not token.startswith('"'):
+            continue
+        body = token[1:-1]
+        chars, i = [], 0
+        while i < len(body):
+            ch, i = _read_char(body, i)
+            chars.append(ch)
+        if chars:
+            out.append("".join(chars))
+    return sorted(set(out))
+
+
+_GBNF_TOKEN = re.compile(r'"(?:\\.|[^"\\])*"|\[(?:\\.|[^\]\\])*\]|[^"\[]+')
+_FREE = 100      # more allowed bytes than this: free text
+_CLOSING = frozenset(b'}]">\n')
+
+
+def _allowed(matcher: Any) -> list[int]:
+    mask = matcher.compute_bitmask()
+    return [i for i in range(ByteTokenizer.eos_token_id + 1) if mask[i // 8] >> (i % 8) & 1]
+
+
+def sample(gbnf: str, rng: random.Random, words: Sequence[str] = (), max_bytes: int = 4000) -> str | None:
+    """A random text the grammar generates, sampled byte by byte through llguidance's token mask
+    (the byte tokenizer), as a model under constrained decoding writes it: where the grammar allows
+    few bytes (structure: markers, names, JSON punctuation) often a whole word (``words`` and the
+    grammar's literals) it takes whole; in free text (reasoning, strings, raw values: nearly every
+    byte allowed) random printable bytes, closing punctuation weighted up so values end, and now and
+    then a word that ends the free text (the grammar allows few bytes after it); the end once the
+    grammar allows it, with some chance. None when the text grows past ``max_bytes`` or a multi-byte
+    character was cut."""
+    grammar, error = _compile(gbnf)
+    if error:
+        raise ValueError(f"invalid grammar: {error}")
+    pool = [list(w.encode()) for w in dict.fromkeys([*words, *grammar_words(gbnf)]) if w]
+    matcher = LLMatcher(tokenizer(), grammar, log_level=0)
+    eos = ByteTokenizer.eos_token_id
+    out = bytearray()
+    while len(out) <= max_bytes:
+        allowed = _allowed(matcher)
+        if not allowed:
+            return None
+        if eos in allowed and (len(allowed) == 1 or rng.random() < 0.25):
+            try:
+                return out.decode()
+            except UnicodeDecodeError:
+                return None
+        free = len(allowed) > _FREE
+        if pool and rng.random() < (0.15 if free else 0.4):
+            for word in rng.sample(pool, min(len(pool), 12)):
+                if matcher.validate_tokens(word) != len(word):
+                    continue
+                matcher.consume_tokens(word)
+                if free and len(_allowed(matcher)) > _FREE:    # in free text, only a word that ends it
+                    matcher.rollback(len(word))
+                    continue
+                out.extend(word)
+                break
+            else:
+                word = []
+            if word:
+                continue
+        choices = [i for i in allowed if i != eos]
+        weights = [6.0 if i in _CLOSING else 1.0 if 0x20 <= i < 0x7F else 0.05 for i in choices]
+        byte = rng.choices(choices, weights)[0]
+        matcher.consume_token(byte)
+        out.append(byte)
+    return None
 
 
 # --- exact context-free semantics (what llama.cpp implements), pure Python ---------------

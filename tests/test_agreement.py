@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +52,7 @@ def template(path: Any) -> ChatTemplate:
 def _normal(msg: dict[str, Any]) -> dict[str, Any]:
     return {"content": turns.norm(msg["content"]), "reasoning": turns.norm(msg["reasoning_content"]),
             "calls": [(c["id"], c["function"]["name"], json.loads(c["function"]["arguments"]))
-                      for c in msg["tool_calls"]]}
+                      for c in msg.get("tool_calls") or []]}
 
 
 #: the GBNF rejects a text the template wrote with unescaped quotes inside argument strings: a template bug
@@ -93,15 +94,37 @@ def three_way(case: turns.Case) -> str:
     if _normal(strict) != _normal(engine):
         return f"peg differs: {strict} != {engine}"
     if case.expected.get("tool_calls"):
+        # the calls come first under tool_choice "required" (after the reasoning); text before them is
+        # checked with the "auto" grammar from where it triggers
+        choice = "auto" if (case.expected.get("content") or "").strip() else "required"
         forced = tmpl.apply(case.history, tools=case.tools, chat_template_kwargs=case.kwargs or None,
-                            tool_choice="required")
+                            tool_choice=choice)
         if forced.gbnf is None or grammar_error(forced.gbnf):
             return "gbnf missing or invalid"
-        if not accepts(forced.gbnf, case.text):
+        text = from_trigger(forced.grammar_triggers, case.text)
+        if text is None:
+            return "gbnf trigger not found"
+        if not accepts(forced.gbnf, text):
             if unescaped_quotes(case):
                 return UNESCAPED_QUOTES
-            return LEXER_ONLY if cfg_accepts(forced.gbnf, case.text) else "gbnf rejects"
+            return LEXER_ONLY if cfg_accepts(forced.gbnf, text) else "gbnf rejects"
     return "agree"
+
+
+def from_trigger(triggers: list[dict[str, str]], text: str) -> str | None:
+    """The text a lazy grammar constrains: from the first trigger on (all of it when not lazy)."""
+    if not triggers:
+        return text
+    starts = []
+    for t in triggers:
+        if t["type"] == "word":
+            at = text.find(t["value"])
+        else:
+            m = re.search(t["value"], text)
+            at = m.start() if m else -1
+        if at >= 0:
+            starts.append(at)
+    return text[min(starts):] if starts else None
 
 
 def _params(cases: list[turns.Case]) -> list[Any]:

@@ -21,7 +21,7 @@ from autoparser.analysis.model import Analysis
 from autoparser.cli import COMMANDS, main
 from autoparser.cli._checks import EXPECT_SUFFIX, expected_dict
 from autoparser.cli._common import load_template
-from autoparser.selftest import SCENARIOS, self_test
+from autoparser.selftest import PROBE_TOOLS, SCENARIOS, self_test
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = ROOT / "templates"
@@ -143,7 +143,7 @@ def test_analyze_rich_summary(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "analyze", QWEN3)
     assert code == 0
     for text in ("qwen3_think_json.jinja", "Capabilities", "reasoning", "tagged", '"<think>\\n"',
-                 "tool calls", '"<tool_call>\\n"', "enable_thinking=False", "<|im_end|>"):
+                 "tool calls", '"<tool_call>\\n"', "enable_thinking=false", "<|im_end|>"):
         assert text in out, text
 
 
@@ -228,17 +228,45 @@ def test_parse_stream_merges_to_parse(capsys: pytest.CaptureFixture[str], monkey
     assert strip_ids(merge_deltas(deltas)) == strip_ids(json.loads(whole))
 
 
+def test_parse_json_carries_what_the_parser_knows(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    tools = write_tools(tmp_path)
+    cut = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Par'
+    code, out, err = run(capsys, "parse", HERMES, "--tools", tools, "--json", stdin=cut, monkeypatch=monkeypatch)
+    assert code == 0      # without --strict: the report says it, the exit code does not
+    data = json.loads(out)
+    assert list(data) == ["message", "finish_reason", "truncated", "malformed", "warnings", "asides", "tool_calls"]
+    assert data["finish_reason"] == "truncated" and data["truncated"] and data["warnings"]
+    assert data["tool_calls"][0]["truncated"] and data["tool_calls"][0]["invalid"] is None
+    assert data["message"]["tool_calls"][0]["function"]["name"] == "get_weather"
+    assert run(capsys, "parse", HERMES, "--tools", tools, "--json", "--strict", stdin=cut, monkeypatch=monkeypatch)[0] == 1
+    unknown = '<tool_call>\n{"name": "delete_files", "arguments": {}}\n</tool_call>'
+    code, out, err = run(capsys, "parse", HERMES, "--tools", tools, "--json", "--strict", stdin=unknown, monkeypatch=monkeypatch)
+    assert code == 1 and "call 0 invalid" in err
+    assert json.loads(out)["tool_calls"][0]["invalid"] == "function 'delete_files' is not one of the request's tools"
+    code, out, _ = run(capsys, "parse", HERMES, "--tools", tools, "--strict", stdin=HERMES_OUTPUT, monkeypatch=monkeypatch)
+    assert code == 0 and "finish_reason" not in json.loads(out)      # the OpenAI message alone by default
+
+
+def test_parse_stream_ends_with_the_finish_reason(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    tools = write_tools(tmp_path)
+    code, out, _ = run(capsys, "parse", HERMES, "--tools", tools, "--stream", stdin=HERMES_OUTPUT, monkeypatch=monkeypatch)
+    last = json.loads(out.splitlines()[-1])
+    assert code == 0 and last["finish_reason"] == "tool_calls" and last["warnings"] == []
+    assert [c["invalid"] for c in last["tool_calls"]] == [None, None]
+    code, out, _ = run(capsys, "parse", HERMES, "--tools", tools, "--stream", "--strict",
+                       stdin=HERMES_OUTPUT[: HERMES_OUTPUT.index("Rome") + 2], monkeypatch=monkeypatch)
+    assert code == 1 and json.loads(out.splitlines()[-1])["finish_reason"] == "truncated"
+
+
 # ------------------------------------------------------------------ grammar
 def test_grammar_prints_gbnf_or_says_why(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     tools = write_tools(tmp_path)
     req = load_template(HERMES).apply([{"role": "user", "content": "Hello"}], tools=WEATHER_TOOLS,
                                       tool_choice="required")
     code, out, err = run(capsys, "grammar", HERMES, "--tools", tools, "--tool-choice", "required")
-    if req.gbnf is None:
-        assert code == 1 and out == ""
-        assert "GBNF generation is not available" in err
-    else:
-        assert code == 0 and out.strip() == req.gbnf.strip()
+    assert req.gbnf is not None and code == 0 and out.strip() == req.gbnf.strip()
     code, _, err = run(capsys, "grammar", HERMES, "--tools", tools, "--tool-choice", "no_such_tool")
     assert code == 2 and "names no tool" in err
     assert run(capsys, "grammar", HERMES)[0] == 2   # --tools is required
@@ -493,7 +521,9 @@ def test_debug_json_sections(capsys: pytest.CaptureFixture[str]) -> None:
     assert data["undetected"] == []
     grammar = data["grammar"]
     assert grammar["tools"] == ["get_weather", "search_docs", "lookup"]
-    assert grammar["gbnf"] is not None or any("GBNF" in m for m in grammar["messages"])
+    assert grammar["gbnf"] is not None and grammar["messages"] == []
+    assert grammar["peg"] == load_template(QWEN3).apply([{"role": "user", "content": "What is the weather in Paris?"}],
+                                                        tools=PROBE_TOOLS).peg.text
     assert data["sample"]["ok"] and data["sample"]["counts"]["pass"] == len(SCENARIOS)
 
 
@@ -503,6 +533,30 @@ def test_debug_rich_sections(capsys: pytest.CaptureFixture[str]) -> None:
     for heading in ("differential comparisons", "markers and modes", "grammars", "sample parse",
                     "second argument", "<parameter=", "self-test", "req.parse(text).to_dict()"):
         assert heading in out, heading
+
+
+def test_grammar_says_the_true_reason_when_there_is_none(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    tools = write_tools(tmp_path)
+    code, out, err = run(capsys, "grammar", TEMPLATES / "chatml_plain.jinja", "--tools", tools)
+    assert code == 1 and out == ""
+    assert "the template has no tool-call format" in err and "not available" not in err
+    code, out, err = run(capsys, "grammar", HERMES, "--tools", tools, "--tool-choice", "none")
+    assert code == 1 and "tool_choice 'none'" in err
+
+
+def test_debug_prints_the_peg(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "debug", HERMES)
+    assert code == 0 and "PEG" in out and "message" in out and "no PEG grammar" not in out
+
+
+@pytest.mark.parametrize("path", [TEMPLATES / "pythonic_bare.jinja", TEMPLATES / "channels.jinja",
+                                  TEMPLATES / "arg_key_value.jinja"])
+def test_analyze_and_debug_speak_plain_words(capsys: pytest.CaptureFixture[str], path: Path) -> None:
+    for command in ("analyze", "debug"):
+        code, out, _ = run(capsys, command, path)
+        assert code == 0
+        for raw in ("\\u0003", "\\u0004", "\\u0005", "LiteralArgs(", "TaggedArgs(", "JsonLayout(", "=False", "=True"):
+            assert raw not in out, (command, raw)
 
 
 # ------------------------------------------------------------------ snapshots

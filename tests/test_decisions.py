@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import turns
 from test_sources import build_tokenizer, write_gguf
 
 from autoparser import ChatTemplate
@@ -31,7 +32,7 @@ from autoparser.decisions.row import DecisionRow, control_looking_parts, decide
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "templates"
-SHARED = ROOT.parent / "shared" / "templates"
+SHARED = (turns.shared_dir() or ROOT.parent / "shared") / "templates"   # AUTOPARSER_SHARED may hide it
 
 corpus = pytest.mark.corpus
 needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/templates is absent")
@@ -544,7 +545,10 @@ def test_pre6_deepseek_v4_default_off() -> None:
 def test_cli_single_template(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["decisions", str(FIXTURES / "qwen3_think_json.jinja")]) == 0
     out = capsys.readouterr().out
-    assert "PRE.2 reasoning off" in out and "enable_thinking=false" in out
+    assert "kwargs that switch reasoning off [PRE.2]" in out and "enable_thinking=false" in out
+    for label in ("PRE.1", "PRE.3", "PRE.4", "PRE.5", "PRE.6"):    # each decision named, its label beside
+        line = next(line for line in out.splitlines() if f"[{label}]" in line)
+        assert len(line.split("[")[0].strip(" │┃")) > 10, line
 
 
 def test_cli_json_request(capsys: pytest.CaptureFixture[str]) -> None:
@@ -558,9 +562,9 @@ def test_cli_json_request(capsys: pytest.CaptureFixture[str]) -> None:
 def test_cli_folder_markdown(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["decisions", str(FIXTURES), "--markdown"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[0].startswith("| template | PRE.1")
+    assert lines[0].startswith("| template | skip special tokens when decoding [PRE.1]")
     assert len(lines) == 2 + len(list(FIXTURES.glob("*.jinja")))
-    assert any(line.startswith("| kimi_sections.jinja | unknown -> False") for line in lines)
+    assert any(line.startswith("| kimi_sections.jinja | false (no tokenizer") for line in lines)
 
 
 def test_cli_tokenizer_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -48,7 +48,7 @@ def _both(tmpl: ChatTemplate, text: str) -> dict[str, Any]:
 
 
 def _args(msg: dict[str, Any]) -> list[Any]:
-    return [json.loads(c["function"]["arguments"]) for c in msg["tool_calls"]]
+    return [json.loads(c["function"]["arguments"]) for c in msg.get("tool_calls") or []]
 
 
 def test_the_analysis_reads_key_value_lines(tmpl: ChatTemplate) -> None:
@@ -191,6 +191,7 @@ def test_json_arguments_in_an_attribute_with_character_references() -> None:
         msg = _both(t, text)
         assert msg["content"] == "Sure." and _args(msg) == [args]
         assert req.parse_strict(text).to_dict() == req.parse(text).to_dict()
-        assert req.gbnf is not None and accepts(req.gbnf, text)
+        call = text.removeprefix("Sure.\n")      # tool_choice required: the call comes first
+        assert req.gbnf is not None and accepts(req.gbnf, call) and not accepts(req.gbnf, text)
     cut = req.parse('<invoke tool="book" arguments="{&#34;code&#34;: &#34;a &amp; b&#34;, &#3')
     assert cut.truncated and _args(cut.to_dict()) == [{"code": "a & b"}]

@@ -161,8 +161,10 @@ def subject(index: int) -> Subject:
     closers = tuple(dict.fromkeys(["</tool_call>", *(c.strip() for c in closing if c.strip()), *req.stop]))
     d = a.to_dict()
     stray = req.plan.tools.stray_closers if req.plan.tools else ()   # closers dropped as markers too
+    # a turn envelope's keys, as written, are its markup (``"thought":`` frames the reasoning as ``<think>`` does)
+    keys = [json.dumps(k) for k in _strings(d.get("envelope"))]
     raw = [*_strings(d["reasoning"]), *_strings(d["content"]), *_strings(d["tools"]), *a.end_of_turn,
-           a.assistant_header, *req.stop, *stray, turns.BOS, turns.EOS]
+           a.assistant_header, *req.stop, *stray, turns.BOS, turns.EOS, *keys]
     pieces = sorted({p for s in raw for p in s.split()}, key=len, reverse=True)
     strip = re.compile("|".join(_piece_pattern(p) for p in pieces) or r"(?!x)x")
     tagged = {p for p in [*pieces, *closers] if any(ch in p for ch in "<>[]|｜")}

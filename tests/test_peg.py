@@ -51,7 +51,7 @@ def normal(msg: dict[str, Any]) -> dict[str, Any]:
     """A message dict with stripped text and decoded arguments."""
     return {"content": turns.norm(msg["content"]), "reasoning": turns.norm(msg["reasoning_content"]),
             "calls": [(c["id"], c["function"]["name"], json.loads(c["function"]["arguments"]))
-                      for c in msg["tool_calls"]]}
+                      for c in msg.get("tool_calls") or []]}
 
 
 @functools.cache

@@ -27,6 +27,7 @@ from typing import Any
 import jinja2
 import jinja2.ext
 import pytest
+import turns
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedEnvironment, SecurityError
 
 from autoparser.errors import TemplateError
@@ -37,15 +38,7 @@ EPOCH = 1_767_225_600  # 2026-01-01T00:00:00Z
 BOS, EOS = "<s>", "</s>"
 
 
-def shared_dir() -> Path | None:
-    env = os.environ.get("AUTOPARSER_SHARED")
-    for candidate in (Path(env) if env else None, Path(__file__).resolve().parents[2] / "shared"):
-        if candidate is not None and (candidate / "templates").is_dir():
-            return candidate
-    return None
-
-
-SHARED = shared_dir()
+SHARED = turns.shared_dir()
 TEMPLATES = sorted((SHARED / "templates").glob("*.jinja")) if SHARED else []
 
 

@@ -4,7 +4,8 @@ For every tool scenario the parser reads (tests/turns.py cuts the generated text
 reference rendering), over the fixtures and a sample of ``../shared/templates``:
 
 * tool_choice auto: the text from the first trigger on is accepted by the lazy grammar;
-* tool_choice required: the whole generated text is accepted;
+* tool_choice required: the whole generated text is accepted, unless text comes before the
+  call (the calls come first then: refused);
 * corruptions are rejected: an unknown function name, a missing required argument, a
   wrongly typed argument, an unclosed call, two calls under ``parallel_tool_calls=False``,
   a call to another function under a named ``tool_choice``.
@@ -243,7 +244,12 @@ def run(paths: list[Path], tally: Tally, corpus: bool = False) -> Tally:
                 tally.accepted += ok
                 if not ok:
                     tally.failures.append(f"accept {label}: {why}")
-                ok, why = full_accepts(request(case, tool_choice="required"), case.text)
+                forced = request(case, tool_choice="required")
+                ok, why = full_accepts(forced, case.text)
+                if (case.expected.get("content") or "").strip() and forced.analysis.envelope is None:
+                    # text before the call: a forced call comes first, so the required grammar refuses it
+                    # (in a turn envelope the reply is a member of the object, before its calls)
+                    ok, why = not ok, "text before the call accepted under tool_choice required"
                 tally.required_accepted += ok
                 if not ok:
                     tally.failures.append(f"required {label}: {why}")
@@ -328,13 +334,14 @@ def test_response_format(fixture: str) -> None:
 
 
 def test_required_mode_shapes() -> None:
-    """tool_choice required: reasoning and content before the call; a call is mandatory."""
+    """tool_choice required: reasoning before the call, no free text; a call is mandatory (issue 23.3)."""
     tmpl = template(turns.FIXTURES / "qwen3_think_json.jinja")
     msgs = [{"role": "user", "content": "hi"}]
     req = tmpl.apply(msgs, tools=turns.TOOLS, tool_choice="required", chat_template_kwargs={"enable_thinking": True})
     call = '<tool_call>\n{"name": "get_weather", "arguments": {"location": "Paris"}}\n</tool_call>'
     assert accepts(req.gbnf, call)
-    assert accepts(req.gbnf, "<think>\nhmm\n</think>\n\nSure.\n" + call)
+    assert accepts(req.gbnf, "<think>\nhmm\n</think>\n\n" + call)
+    assert not accepts(req.gbnf, "<think>\nhmm\n</think>\n\nSure.\n" + call)
     assert not accepts(req.gbnf, "<think>\nhmm\n</think>\n\nSure.")
     assert not accepts(req.gbnf, call.replace("Paris", "Paris\"}"))
     single = tmpl.apply(msgs, tools=turns.TOOLS, tool_choice="required", parallel_tool_calls=False)

@@ -64,10 +64,11 @@ def test_unresolvable_ref_raises_schema_error(ref: str) -> None:
     assert isinstance(info.value, AutoparserError) and ref in str(info.value)
     bad = [{"type": "function", "function": {"name": "f", "parameters": {
         "type": "object", "properties": {"x": {"$ref": ref}}}}}]
-    req = ChatTemplate.from_file(FIXTURES / "xml_params.jinja").apply(USER, tools=bad, tool_choice="required")
-    with pytest.raises(SchemaError):   # the grammar cannot be built: said clearly
-        _ = req.gbnf
-    assert req.parse("hello").content == "hello"   # parsing still works, untyped
+    with pytest.raises(SchemaError) as refused:   # refused at apply(), naming the tool and the keyword
+        ChatTemplate.from_file(FIXTURES / "xml_params.jinja").apply(USER, tools=bad, tool_choice="required")
+    err = refused.value
+    assert (err.tool, err.keyword, err.path) == ("f", "$ref", "properties.x.$ref")
+    assert "tool 'f'" in str(err) and "$ref" in str(err)
 
 
 @pytest.mark.parametrize("name", sorted(p.stem for p in FIXTURES.glob("*.jinja")))

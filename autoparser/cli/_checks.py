@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..analysis.model import Analysis
+from ..analysis.verdict import accepted_from_env, parse_accept, verdict
 from ..errors import AnalysisError, TemplateError
 from ._common import CliError, load_source, template_from_source
 
@@ -209,7 +210,7 @@ class Result:
         return cls(**data)
 
     def counts(self) -> dict[str, int]:
-        out = {"pass": 0, "fail": 0, "n/a": 0}
+        out = {"pass": 0, "fail": 0, "n/a": 0, "accepted": 0}
         for status in self.selftest.values():
             out[status] = out.get(status, 0) + 1
         return out
@@ -231,6 +232,7 @@ class Result:
 @dataclass(frozen=True)
 class Options:
     selftest: bool = True
+    accept: tuple[str, ...] = ()   # TEMPLATE:CAPABILITY entries (--accept), $AUTOPARSER_ACCEPT added
     expect: str = "compare"        # compare | update | off
     require_expect: bool = False
     template_name: str | None = None
@@ -357,9 +359,14 @@ def _check_source(item: Item, src: TemplateSource, stem: str, options: Options, 
             if verification is None:
                 res.problems.append(Problem(CRASH, "self-test did not run"))
             else:
+                # the verdict the plugins and req.warnings read: failures no accepted limitation covers
+                v = verdict(verification, tmpl.name, (*parse_accept(options.accept), *accepted_from_env()))
                 res.selftest = {c.scenario: _SCENARIO_STATUS[c.status] for c in verification.capabilities}
-                for c in verification.failed:
-                    res.problems.append(Problem(SELFTEST, f"self-test {c.scenario}: {c.reason}"))
+                res.selftest.update({c.scenario: "accepted" for c in v.accepted})
+                name = v.accept_hint().split()[0].rpartition(":")[0] if v.failed else ""
+                for c in v.failed:
+                    res.problems.append(Problem(SELFTEST, f"self-test {c.scenario}: {c.reason} "
+                                                          f"(a known limitation? --accept {name}:{c.scenario})"))
     if options.expect != "off":
         _expectation(res, analysis, Path(item.expect_dir) / f"{stem}{EXPECT_SUFFIX}", options)
     res.decide()

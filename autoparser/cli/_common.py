@@ -19,9 +19,10 @@ if TYPE_CHECKING:
 USAGE = 2          # exit status for usage errors
 FAILURE = 1        # exit status for failures
 
-# A bare .jinja file comes without a tokenizer. Like llama.cpp's template tests and the
-# conformance harness, the CLI then renders with these BOS/EOS strings, so that templates
-# ending a turn with {{ eos_token }} show a real end marker (--eos-token '' turns it off).
+# A bare .jinja file comes without a tokenizer. Its BOS/EOS come from --bos/--eos, else from a
+# tokenizer_config.json beside it, else, like llama.cpp's template tests and the conformance
+# harness, these strings, so that templates ending a turn with {{ eos_token }} show a real end
+# marker; the command then says so on stderr (--eos '' turns it off).
 JINJA_BOS, JINJA_EOS = "<s>", "</s>"
 
 SOURCE_HELP = ("a chat template: a .jinja file, a Hugging Face model folder, a tokenizer_config.json "
@@ -46,21 +47,36 @@ def add_source_arguments(parser: argparse.ArgumentParser, *, many: bool = False)
         parser.add_argument("template", metavar="TEMPLATE", help=SOURCE_HELP)
     parser.add_argument("--template-name", metavar="NAME",
                         help="which named template to use when the source holds several (e.g. tool_use)")
-    parser.add_argument("--bos-token", metavar="TEXT",
-                        help=f"BOS string (default: the tokenizer's; {JINJA_BOS!r} for a bare .jinja file)")
-    parser.add_argument("--eos-token", metavar="TEXT",
-                        help=f"EOS string (default: the tokenizer's; {JINJA_EOS!r} for a bare .jinja file)")
+    parser.add_argument("--bos", "--bos-token", dest="bos_token", metavar="TEXT",
+                        help="BOS string (default: the tokenizer's; for a bare .jinja file, a tokenizer_config.json "
+                             f"beside it, else {JINJA_BOS!r}, said on stderr)")
+    parser.add_argument("--eos", "--eos-token", dest="eos_token", metavar="TEXT",
+                        help="EOS string (default: the tokenizer's; for a bare .jinja file, a tokenizer_config.json "
+                             f"beside it, else {JINJA_EOS!r}, said on stderr)")
 
 
 def load_source(path: str | Path, *, template_name: str | None = None, bos_token: str | None = None,
-                eos_token: str | None = None) -> sources.TemplateSource:
-    """Load a template source; bare Jinja files get the default BOS/EOS strings."""
+                eos_token: str | None = None, announce: bool = False) -> sources.TemplateSource:
+    """Load a template source. A bare Jinja file takes BOS/EOS (and special tokens) from a
+    ``tokenizer_config.json`` beside it, else the default strings; ``announce``: say on stderr
+    which, when the caller did not give both."""
     src = sources.load_path(path, template_name=template_name, bos_token=bos_token, eos_token=eos_token)
     if src.origin == "file":
         from dataclasses import replace
 
-        src = replace(src, bos_token=JINJA_BOS if bos_token is None else bos_token,
-                      eos_token=JINJA_EOS if eos_token is None else eos_token)
+        beside = sources.tokenizer_beside(path)
+        if beside is not None:
+            src = replace(src, bos_token=beside.bos_token if bos_token is None else bos_token,
+                          eos_token=beside.eos_token if eos_token is None else eos_token,
+                          special_tokens=beside.special_tokens)
+            source = f"the {beside.name} beside it"
+        else:
+            src = replace(src, bos_token=JINJA_BOS if bos_token is None else bos_token,
+                          eos_token=JINJA_EOS if eos_token is None else eos_token)
+            source = "no tokenizer_config.json beside it: assumed"
+        if announce and (bos_token is None or eos_token is None):
+            print(f"autoparser: {Path(path).name}: BOS {src.bos_token!r} and EOS {src.eos_token!r} ({source}; "
+                  "--bos/--eos set them)", file=sys.stderr)
     return src
 
 
@@ -72,10 +88,11 @@ def template_from_source(src: sources.TemplateSource) -> ChatTemplate:
 
 
 def load_template(path: str | Path, *, template_name: str | None = None, bos_token: str | None = None,
-                  eos_token: str | None = None) -> ChatTemplate:
+                  eos_token: str | None = None, announce: bool = False) -> ChatTemplate:
     """A ChatTemplate from any supported source (load errors become usage errors)."""
     try:
-        src = load_source(path, template_name=template_name, bos_token=bos_token, eos_token=eos_token)
+        src = load_source(path, template_name=template_name, bos_token=bos_token, eos_token=eos_token,
+                          announce=announce)
     except TemplateError as e:
         if e.phase == "load":
             raise CliError(str(e), USAGE) from None
@@ -85,7 +102,7 @@ def load_template(path: str | Path, *, template_name: str | None = None, bos_tok
 
 def template_from_args(args: argparse.Namespace) -> ChatTemplate:
     return load_template(args.template, template_name=args.template_name, bos_token=args.bos_token,
-                         eos_token=args.eos_token)
+                         eos_token=args.eos_token, announce=True)
 
 
 # ------------------------------------------------------------------ JSON inputs
@@ -169,7 +186,18 @@ def print_json(data: Any, indent: int | None = 2) -> None:
     sys.stdout.write(dumps(data, indent) + "\n")
 
 
+# what an analysed marker's placeholders (``autoparser.markers``: WILDCARD, NAME_WILDCARD, HEADER) stand
+# for, and how :func:`show` writes them
+WILDCARD_WORDS = {"\x03": "… is text that varies between renders", "\x04": "NAME is the tool's name",
+                  "\x05": "[fields] is header fields in any order, each optional"}
+_SHOWN = {"\x03": "…", "\x04": "NAME", "\x05": "[fields]"}
+
+
 def show(text: str) -> str:
     """A marker or text as a JSON string literal, so whitespace and control characters are visible;
-    a marker's wildcards read ``…`` (varying text) and ``NAME`` (a tool's name)."""
-    return json.dumps(text, ensure_ascii=False).replace("\\u0003", "…").replace("\\u0004", "NAME")
+    a marker's placeholders read ``…`` (varying text), ``NAME`` (a tool's name) and ``[fields]``
+    (header fields in any order)."""
+    out = json.dumps(text, ensure_ascii=False)
+    for sentinel, words in _SHOWN.items():
+        out = out.replace(json.dumps(sentinel)[1:-1], words)
+    return out

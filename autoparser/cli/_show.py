@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import fields
 from typing import Any
 
@@ -10,9 +11,9 @@ from rich.table import Table
 from rich.text import Text
 
 from ..analysis.layout.words import layout_rows
-from ..analysis.model import Analysis, TaggedArgs, ToolFormat
+from ..analysis.model import Analysis, LiteralArgs, TaggedArgs, ToolFormat
 from ._checks import undetected
-from ._common import show
+from ._common import WILDCARD_WORDS, show
 
 
 def marker(text: str) -> Text:
@@ -59,14 +60,25 @@ def _field_rows(obj: Any, skip: tuple[str, ...] = ()) -> list[tuple[str, Rendera
             if value:
                 rows.append((label, Text("yes")))
         elif isinstance(value, dict):
-            if value:
-                rows.append((label, Text(", ".join(f"{k}={v!r}" for k, v in value.items()))))
+            if value:     # chat template kwargs, in JSON spelling (``enable_thinking=false``)
+                rows.append((label, Text(", ".join(f"{k}={json.dumps(v)}" for k, v in value.items()))))
         elif isinstance(value, tuple):
             if value:
-                rows.append((label, Text(".".join(map(str, value)))))
+                rows.append((label, Text(", ".join(show(v) if isinstance(v, str) else str(v) for v in value),
+                                         style="bold cyan")))
+        elif isinstance(value, LiteralArgs):
+            rows.append((label, Text(literal_words(value))))
         elif value is not None and not isinstance(value, (TaggedArgs,)):
             rows.append((label, Text(str(value))))
     return rows
+
+
+def literal_words(lit: LiteralArgs) -> str:
+    """Literal arguments in plain words: ``NAME(key=value, ...), strings in ' or "``."""
+    quotes = " or ".join(q for q in lit.quotes)
+    strings = "strings unquoted" if lit.bare_strings else f"strings in {quotes}"
+    return f"NAME{lit.open}key{lit.kv_sep}value, ...{lit.close}; {strings}" if lit.open == "(" else \
+        f"{lit.open}key{lit.kv_sep}value, ...{lit.close}; {strings}"
 
 
 def _section(title: str, headline: str, rows: list[tuple[str, RenderableType]], style: str) -> Table:
@@ -96,6 +108,13 @@ def _tools_rows(tools: ToolFormat) -> list[tuple[str, RenderableType]]:
     return rows
 
 
+def wildcard_legend(analysis: Analysis) -> str:
+    """What the placeholders in the markers shown stand for (only those that appear)."""
+    text = json.dumps(analysis.to_dict(), ensure_ascii=False)
+    said = [words for sentinel, words in WILDCARD_WORDS.items() if json.dumps(sentinel)[1:-1] in text]
+    return ("in markers: " + "; ".join(said)) if said else ""
+
+
 def analysis_view(analysis: Analysis, capabilities: bool = True) -> Group:
     """Capabilities, then each format with its markers, end of turn, markers and notes."""
     r, c, t = analysis.reasoning, analysis.content, analysis.tools
@@ -118,6 +137,9 @@ def analysis_view(analysis: Analysis, capabilities: bool = True) -> Group:
     parts.append(_section("parser markers", " ".join(analysis.markers()) or "-", [], "bold cyan"))
     if analysis.handler:
         parts.append(_section("handler", analysis.handler, [], "yellow"))
+    legend = wildcard_legend(analysis)
+    if legend:
+        parts.append(Text(legend, style="dim"))
     for note in analysis.notes:
         parts.append(Text(f"note: {note}", style="yellow"))
     problems = undetected(analysis)

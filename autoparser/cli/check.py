@@ -6,10 +6,13 @@ a folder is searched for *.jinja, *.gguf and model folders) this
 1. loads and renders it (a template that does not compile or render fails);
 2. analyses it and flags undetected support: the template renders tool calls or
    reasoning but no format was found;
-3. reports the self-test as the template's ``analysis.verification`` (the record the library
-   itself uses at run time): known turns (content, reasoning, one and two tool calls, content
-   or reasoning with a call, one call per argument type) rendered and parsed back (see
-   autoparser.selftest and autoparser.analysis.verification);
+3. reports the self-test as the template's verdict (``tmpl.verdict``: the record the library
+   itself uses at run time, ``analysis.verification``, with the accepted limitations applied):
+   known turns (content, reasoning, one and two tool calls, content or reasoning with a call,
+   one call per argument type) rendered and parsed back (see autoparser.selftest and
+   autoparser.analysis.verification). A failure that --accept (or $AUTOPARSER_ACCEPT, which
+   the server plugins read too) names is shown as accepted and fails nothing: the same
+   verdict refuses a template in the vLLM plugin and warns in req.warnings;
 4. compares the analysis with the stored expectation <stem>.expected.json (beside the
    template, or in --expect DIR); --update writes the expectations instead.
 
@@ -28,6 +31,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
+from ..analysis.verdict import parse_accept
 from ._checks import STATUSES, Item, Options, Result, check_item, collect
 from ._common import USAGE, CliError, add_source_arguments, console, print_json
 
@@ -46,6 +50,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="fail templates that have no expectation file")
     parser.add_argument("--no-expect", action="store_true", help="skip the expectation comparison")
     parser.add_argument("--skip-selftest", action="store_true", help="skip the render-and-parse self-test")
+    parser.add_argument("--accept", action="append", default=[], metavar="TEMPLATE:CAPABILITY",
+                        help="accept a known limitation: a template (file name, stem or *) and a self-test scenario "
+                             "or capability (or *), e.g. openai-gpt-oss-120b.jinja:content_tool; or a file of such "
+                             "lines. Repeatable; $AUTOPARSER_ACCEPT adds more (the server plugins read it too)")
     parser.add_argument("--format", choices=FORMATS, default="text",
                         help="report format; github prints ::error annotations (default: text)")
     parser.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
@@ -73,7 +81,11 @@ def run(args: argparse.Namespace) -> int:
             os.makedirs(expect_dir, exist_ok=True)
         elif not os.path.isdir(expect_dir):
             raise CliError(f"--expect {args.expect}: no such directory", USAGE)
-    options = Options(selftest=not args.skip_selftest,
+    try:
+        accepted = tuple(str(a) for a in parse_accept(args.accept))
+    except (ValueError, OSError) as e:
+        raise CliError(f"--accept: {e}", USAGE) from None
+    options = Options(selftest=not args.skip_selftest, accept=accepted,
                       expect="off" if args.no_expect else "update" if args.update else "compare",
                       require_expect=args.require_expect, template_name=args.template_name,
                       bos_token=args.bos_token, eos_token=args.eos_token)
@@ -146,7 +158,7 @@ def summary(results: list[Result], seconds: float) -> dict[str, Any]:
         "templates_by_problem": dict(sorted(kinds_by_template.items())),
         "tool_formats": dict(Counter(r.tools for r in results if r.status != "error")),
         "reasoning_formats": dict(Counter(r.reasoning for r in results if r.status != "error")),
-        "selftest": {k: scenarios.get(k, 0) for k in ("pass", "fail", "n/a")},
+        "selftest": {k: scenarios.get(k, 0) for k in ("pass", "fail", "n/a", "accepted") if k != "accepted" or k in scenarios},
         "expectations": dict(sorted(expect.items())),
         "seconds": round(seconds, 2),
     }
@@ -156,7 +168,8 @@ def _selftest_cell(r: Result) -> str:
     if not r.selftest:
         return "-"
     c = r.counts()
-    return f"{c['pass']}/{c['fail']}/{c['n/a']}"
+    accepted = f" (+{c['accepted']} accepted)" if c.get("accepted") else ""
+    return f"{c['pass']}/{c['fail']}/{c['n/a']}{accepted}"
 
 
 def _short_name(r: Result) -> str:

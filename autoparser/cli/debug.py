@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -18,9 +19,10 @@ from ..diff.split import common_prefix_len, common_suffix_len, fix_prefix_end, f
 from ..probes import needles as N
 from ..probes.prober import Prober
 from ..selftest import PROBE_TOOLS, SelfTestResult
-from ..template import ChatTemplate
+from ..template import ChatTemplate, Request
 from ._checks import undetected
 from ._common import add_source_arguments, console, print_json, template_from_args
+from .grammar import no_grammar_reason
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -119,21 +121,16 @@ def grammars(tmpl: ChatTemplate) -> dict[str, Any]:
                            "triggers": [], "preserved_tokens": [], "messages": []}
     req = tmpl.apply([{"role": "user", "content": "What is the weather in Paris?"}], tools=tools)
     out["preserved_tokens"] = list(req.preserved_tokens)
-    for key, getter in (("peg", _peg), ("gbnf", lambda r: r.gbnf), ("triggers", lambda r: r.grammar_triggers)):
+    getters: tuple[tuple[str, Callable[[Request], Any]], ...] = (
+        ("peg", lambda r: r.peg.text), ("gbnf", lambda r: r.gbnf), ("triggers", lambda r: r.grammar_triggers))
+    for key, getter in getters:
         try:
             out[key] = getter(req)
-        except Exception as e:  # the grammar modules are young: show the failure, keep debugging
+        except Exception as e:  # debugging goes on: show the failure
             out["messages"].append(f"{key}: building it raised {type(e).__name__}: {e}")
-    if out["peg"] is None:
-        out["messages"].append("peg: no PEG grammar is built yet (no Request.peg)")
     if out["gbnf"] is None and not any(m.startswith("gbnf") for m in out["messages"]):
-        out["messages"].append("gbnf: GBNF generation is not available (autoparser.grammar.request is missing)")
+        out["messages"].append(f"gbnf: {no_grammar_reason(req)}")
     return out
-
-
-def _peg(req: Any) -> str | None:
-    peg = getattr(req, "peg", None)
-    return peg if isinstance(peg, str) else None
 
 
 # ------------------------------------------------------------------ report

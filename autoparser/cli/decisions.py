@@ -47,9 +47,15 @@ HELP = "per-request decisions (PRE.1-PRE.6): special tokens, reasoning gates, pr
 
 _MODEL_FILES = ("tokenizer_config.json", "chat_template.jinja", "chat_template.json")
 
-# (column title, row -> cell text)
-COLUMNS: tuple[str, ...] = ("template", "PRE.1 skip_special_tokens", "preserved tokens", "PRE.2 reasoning off",
-                            "PRE.3 opens / after tool", "PRE.4 forced call", "PRE.5 stop", "PRE.6 strip")
+# the decisions, each named (its PRE label in brackets, as the issues and the README cite it)
+SKIP, PRESERVE, OFF, OPENS, FORCED, STOP, STRIP = (
+    "skip special tokens when decoding [PRE.1]", "tokens the detokenizer must keep [PRE.1]",
+    "kwargs that switch reasoning off [PRE.2]", "reasoning at the start of the output [PRE.3]",
+    "what a forced call starts with [PRE.4]", "stop strings [PRE.5]", "stray reasoning opener dropped [PRE.6]")
+COLUMNS: tuple[str, ...] = ("template", SKIP, PRESERVE, OFF, OPENS, FORCED, STOP, STRIP)
+_STATES = {"open": "the prompt opens the reasoning block", "closed": "the prompt closes an empty block (thinking off)",
+           "plain": "the prompt opens no reasoning block"}
+_AFTER_TOOL = {True: "the block is opened again", False: "no block is opened again", None: "n/a"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -97,7 +103,7 @@ def _tokenizer_source(path: str) -> sources.TemplateSource:
 def _load(path: Path, args: argparse.Namespace, tok: sources.TemplateSource | None) -> ChatTemplate:
     try:
         src = load_source(path, template_name=args.template_name, bos_token=args.bos_token,
-                          eos_token=args.eos_token)
+                          eos_token=args.eos_token, announce=tok is None and Path(args.template) == path)
     except TemplateError as e:
         if e.phase == "load":
             raise CliError(str(e), USAGE) from None
@@ -140,30 +146,31 @@ def _kw(pairs: tuple[tuple[str, Any], ...]) -> str:
 
 
 def cells(row: DecisionRow) -> dict[str, str]:
-    """The table cells of one DecisionRow."""
+    """The table cells of one DecisionRow, in plain words."""
     if row.skip_special_tokens is None:
-        pre1 = f"unknown -> {row.skip_special_tokens_applied} (heuristic)"
+        pre1 = f"{str(row.skip_special_tokens_applied).lower()} (no tokenizer: guessed from the markers' looks)"
     else:
-        pre1 = f"{row.skip_special_tokens} (tokenizer)"
-    after = {True: "reseeds", False: "not reseeded", None: "n/a"}[row.reseeds_reasoning_after_tool]
-    pre3 = f"{'opens' if row.prompt_opens_reasoning else row.prompt_state}; after tool: {after}"
+        pre1 = f"{str(row.skip_special_tokens).lower()} (the tokenizer's special tokens)"
+    state = "the prompt opens the reasoning block" if row.prompt_opens_reasoning else _STATES[row.prompt_state]
+    pre3 = f"{state}; after a tool result: {_AFTER_TOOL[row.reseeds_reasoning_after_tool]}"
     if row.forced_call_style == "none":
         pre4 = "no tool calls"
     else:
-        start = _s(row.forced_call_start) if row.forced_call_start.strip() else "bare JSON"
-        pre4 = f"{start}; reasoning {row.reasoning_before_forced_call}"
-    off = _kw(row.reasoning_off_kwargs)
+        start = _s(row.forced_call_start) if row.forced_call_start.strip() else "a bare JSON object"
+        pre4 = f"{start}; reasoning before it: {row.reasoning_before_forced_call}"
+    off = _kw(row.reasoning_off_kwargs) if row.reasoning_off_kwargs else "none found"
     if row.reasoning_off:
-        off += " (off now)"
+        off += " (this request switches it off)"
     return {
         "template": row.template,
-        "PRE.1 skip_special_tokens": pre1,
-        "preserved tokens": " ".join(row.preserved_tokens) or "-",
-        "PRE.2 reasoning off": off,
-        "PRE.3 opens / after tool": pre3,
-        "PRE.4 forced call": pre4,
-        "PRE.5 stop": " ".join(row.stop) or "-",
-        "PRE.6 strip": _s(row.leading_reasoning_start) if row.strip_leading_reasoning_start else "no",
+        SKIP: pre1,
+        PRESERVE: " ".join(row.preserved_tokens) or "-",
+        OFF: off,
+        OPENS: pre3,
+        FORCED: pre4,
+        STOP: " ".join(row.stop) or "-",
+        STRIP: f"{_s(row.leading_reasoning_start)} at the start of the output" if row.strip_leading_reasoning_start
+        else "no",
     }
 
 
@@ -217,13 +224,13 @@ def run(args: argparse.Namespace) -> int:
             if len(files) == 1:
                 raise
             failed += 1
-            rows.append({"template": f.name, "PRE.1 skip_special_tokens": "error: cannot load"})
+            rows.append({"template": f.name, SKIP: "error: cannot load"})
             continue
         except AutoparserError as e:
             if len(files) == 1:
                 raise
             failed += 1
-            rows.append({"template": f.name, "PRE.1 skip_special_tokens": f"error: {e}"})
+            rows.append({"template": f.name, SKIP: f"error: {e}"})
             data.append({"template": f.name, "error": str(e)})
             continue
         rows.append(cells(row))

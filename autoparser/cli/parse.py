@@ -2,10 +2,16 @@
 
 The prompt is rendered from --messages (default: one user turn) and --tools, so the
 parser knows whether the prompt left a reasoning block open and which tools exist.
-Prints the OpenAI-style assistant message as JSON; with --stream, reads the output in
-small chunks and prints each delta as one JSON line instead.
+Prints the OpenAI-style assistant message as JSON; with --json, an object holding that
+message and what the parser knows besides: finish_reason, truncated, malformed,
+warnings, asides and, per call, invalid (why it does not fit the request) and truncated.
+With --stream, reads the output in small chunks and prints each delta as one JSON line,
+then a final line with the finish_reason and the same report. Warnings go to stderr.
+--strict exits 1 when the output is not clean: truncated, malformed, a warning, or a call
+that is invalid or truncated.
 
   autoparser parse T.jinja --tools tools.json < output.txt
+  autoparser parse T.jinja --tools tools.json --json --strict < output.txt
   model | autoparser parse T.jinja --stream
 """
 
@@ -55,6 +61,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="characters fed to the stream parser at a time (default: 4)")
     parser.add_argument("--partial", action="store_true", help="the output is a prefix (it was cut off)")
     parser.add_argument("--prompt", action="store_true", help="print the rendered prompt to stderr first")
+    parser.add_argument("--json", action="store_true",
+                        help="print {message, finish_reason, truncated, malformed, warnings, asides, tool_calls: "
+                             "[{index, id, name, invalid, truncated}]}")
+    parser.add_argument("--strict", action="store_true",
+                        help="exit 1 when the output is truncated, malformed, warned about or has an invalid call")
 
 
 def build_request(args: argparse.Namespace, **extra: Any) -> Any:
@@ -97,12 +108,19 @@ def run(args: argparse.Namespace) -> int:
             for delta in parser.finish():
                 sys.stdout.write(dumps(delta, None) + "\n")
             message = parser.message
+            sys.stdout.write(dumps(message.report(), None) + "\n")   # the final line: finish_reason and flags
         else:
             message = req.parse(source.read(), partial=args.partial)
-            print_json(message.to_dict())
+            print_json({"message": message.to_dict(), **message.report()} if args.json else message.to_dict())
     finally:
         if source is not sys.stdin:
             source.close()
     for warning in message.warnings:
         print(f"warning: {warning}", file=sys.stderr)
+    if args.strict and not message.clean:
+        flags = [f for f in ("truncated", "malformed") if getattr(message, f)]
+        flags += [f"call {i} invalid" for i, c in enumerate(message.tool_calls) if c.invalid]
+        print(f"autoparser parse: the output is not clean ({', '.join(flags) or 'warnings'}; "
+              f"finish_reason {message.finish_reason})", file=sys.stderr)
+        return 1
     return 0

@@ -8,8 +8,8 @@
   is free. After the calls, free text that does not open another call may follow
   (some templates write content there).
 * ``tool_choice`` required or a named function: the whole turn - the reasoning block the
-  prompt leaves open or allows, free content up to the opener, then at least one call
-  (only the named function). ``parallel_tool_calls=False`` allows exactly one call.
+  prompt leaves open or allows, then at least one call (only the named function) and nothing
+  else. ``parallel_tool_calls=False`` allows exactly one call.
 * ``response_format`` json_object / json_schema: the answer is JSON following the schema
   (bare, fenced in ```` ```json ````, or inside the content markers), or tool calls.
 
@@ -23,7 +23,9 @@ argument literals through :mod:`autoparser.grammar.pyvalue`, ``key: value`` line
 ``properties`` and say nothing about ``additionalProperties`` get no other keys (as
 llama.cpp's json-schema-to-grammar); an object with no ``properties`` takes any keys.
 ``args_as_string`` arguments are any JSON string (the schema is not applied inside it).
-JSON call objects take their known members in any order, plus up to two others.
+JSON call objects take their known members in any order (those the name prefix spells first),
+plus up to two others unless a call is forced. A forced call is the whole answer: nothing but
+white space (and an end of turn the server did not cut) follows the calls.
 
 llguidance (our validator) lexes greedily and backs off at most one byte, and it turns
 every rule made only of terminals into one lexeme. So: alternatives that share a prefix
@@ -179,7 +181,7 @@ class _Grammar:
         if p.lazy:
             body = _join(self.calls(first=None), self.tail())
         else:
-            prelude = self.reasoning()
+            prelude = self.reasoning(forced=p.forced and not p.answer)
             if p.answer:
                 answer = self.answer()
                 if p.names:
@@ -188,7 +190,10 @@ class _Grammar:
                 else:
                     body = _join(prelude, answer)
             else:
-                calls = self.calls(first=self.content())
+                # a forced call (required, a named function): the calls come first, after the reasoning
+                # where the template reasons; no free text before them (a sampler could write text up to
+                # max_tokens and never call). Otherwise (the prompt opened a call) content may lead
+                calls = self.forced_calls() if p.forced else self.calls(first=self.content())
                 if self.opened:
                     # not lazy (no trigger shows up): an answer with no call is a branch of its own,
                     # led by the rest of the answer's start where it has one (``all``); the tail reads it
@@ -197,6 +202,31 @@ class _Grammar:
                 body = _join(prelude, calls, self.tail())
         b.define(b.reserve("root"), body)
         return b.render("root")
+
+    def forced_calls(self) -> str:
+        """The calls of a forced request, with nothing before them but white space and, where the
+        answer's wrapper may hold the calls (``<answer><call>``, no call section), that wrapper's
+        start; a turn envelope's members before its calls are JSON strings. The first marker is
+        spelled: it competes with the optional reasoning opener (``<|START_ACTION|>`` and
+        ``<|START_THINKING|>``), which llguidance's greedy lexer would not back off from."""
+        if self.ir.envelope is not None:
+            return self.calls(first=self.envelope_lead())
+        start = self.ir.get("content_start")
+        wrapper = ""
+        if isinstance(start, ir.Marker) and start.text.strip() and self.op.role != "section_start":
+            wrapper = f"( {self.spelled(start.text)} {WS_SPELLED} )?"
+        return _join(WS_SPELLED, wrapper, self.calls(first=None, spell_start=True))
+
+    def envelope_lead(self) -> str:
+        """A turn envelope up to its calls: ``{``, the reasoning and reply members (JSON strings),
+        then the calls' key through its first marker piece (``op.exact``)."""
+        env = self.ir.envelope
+        assert env is not None
+        keys = [k for k in (env.reasoning_key, env.content_key) if k]
+        string = json_rule(self.b, "string")
+        member = " | ".join(f"{json_string_expr(k)} {self.ws} \":\" {self.ws} ( {string} | \"null\" )" for k in keys)
+        members = f"( ( {member} ) {self.ws} \",\" {self.ws} ){{0,{len(keys)}}}" if keys else ""
+        return self.b.rule("envelope-lead", _join('"{"', self.ws, members, literal(self.op.exact)))
 
     def opened_answer(self) -> str:
         """After a call start the prompt wrote, what leads an answer: the rest of the answer's start
@@ -256,9 +286,11 @@ class _Grammar:
 
     # --- reasoning, content, answer ---------------------------------------------------
 
-    def reasoning(self) -> str:
+    def reasoning(self, forced: bool = False) -> str:
         """The reasoning block as the IR's message has it: required when the prompt left it
-        open, optional when the model may open it, left out when tolerated only (switched off)."""
+        open, optional when the model may open it, left out when tolerated only (switched off).
+        ``forced`` (the calls come next): a block the call's opener ends, where the template writes
+        no closer before its calls (``Thought: R`` then ``Action:``), is one too."""
         message = self.ir["message"]
         assert isinstance(message, ir.Seq)
         for part in message.items:
@@ -268,8 +300,21 @@ class _Grammar:
             ref = node.item if isinstance(node, ir.Repeat) else node
             if isinstance(ref, ir.Ref) and ref.name == "reasoning":
                 block = self.b.rule("reasoning", self.node(self.ir["reasoning"]))
+                before_call = self.reasoning_before_call() if forced else ""
+                if before_call:
+                    block = f"( {block} | {before_call} )"
                 return f"( {block} )?" if isinstance(node, ir.Repeat) else block
         return ""
+
+    def reasoning_before_call(self) -> str:
+        """The reasoning block's opener and its text up to the call's opener, when that opener ends the
+        block (the IR's reasoning text ends at it), else ""."""
+        text, start = self.ir.get("reasoning_text"), self.ir.get("reasoning_start")
+        if not (isinstance(text, ir.Text) and isinstance(start, ir.Marker) and self.op.exact
+                and self.op.pattern and self.op.pattern in text.ends):
+            return ""
+        return self.b.rule("reasoning-before-call", _join(WS_SPELLED, self.spelled(start.text),
+                                                          self.b.until(self.op.exact)))
 
     def resolve(self, node: ir.Node) -> ir.Node:
         """A reference's rule, any other node itself."""
@@ -322,18 +367,23 @@ class _Grammar:
         return self.ws
 
     def tail(self) -> str:
-        """What may follow the calls: text that opens no other call (or whitespace).
+        """What may follow the calls: text that opens no other call (or whitespace); for a forced
+        call (required, a named function) white space only: the calls are the whole answer, and
+        free text after them lets a sampler run on to ``max_tokens`` after its call.
 
-        A section end with no section start (``<|tool_response>``) is part of it.
+        A section end with no section start (``<|tool_response>``) is part of it, and an end of
+        turn the server did not cut.
         """
         t, op = self.t, self.op
-        if op.role == "section_start" and not self.split_stop(t.section_end)[0].strip() and t.call_start.strip():
+        free = not self.plan.forced
+        if free and op.role == "section_start" and not self.split_stop(t.section_end)[0].strip() \
+                and t.call_start.strip():
             # the section has no end to require: the tail must not open another call either
             return self.b.rule("tail", self.b.until(mk.tokens(t.call_start)[0]))
-        if op.role:
+        if free and op.role:
             return self.b.rule("tail", self.b.until(op.exact))
         stops = " | ".join(literal(s) for s in self.stops)
-        after = f"( {stops} {self.ws} )?" if stops else ""   # an end of turn the server did not cut
+        after = f"( ( {stops} ) {self.ws} )?" if stops else ""   # an end of turn the server did not cut
         if t.section_end.strip() and not t.section_start.strip():
             return _join(f"( {self.lead('section-end', t.section_end)} )?", self.ws, after)
         return _join(self.ws, after)
@@ -370,9 +420,10 @@ class _Grammar:
 
     # --- calls -----------------------------------------------------------------------
 
-    def calls(self, first: str | None, opened: bool = False) -> str:
+    def calls(self, first: str | None, opened: bool = False, spell_start: bool = False) -> str:
         """The calls from their opener; with `first`, from free content through ``op.exact``; ``opened``:
-        from inside the first call, whose start the prompt wrote (its names spelled: free text competes)."""
+        from inside the first call, whose start the prompt wrote (its names spelled: free text competes);
+        ``spell_start``: the section start spelled (it competes with an optional reasoning block)."""
         t, b, op = self.t, self.b, self.op
         rest = self.opener_rest()
         # inline alternatives: a named rule made only of terminals becomes one llguidance lexeme,
@@ -431,7 +482,10 @@ class _Grammar:
         seq = _join(head, more)
         if op.role != "section_start":
             return seq
-        start = self.marker("section-start", t.section_start) if first is None else _join(first, rest)
+        if first is not None:
+            start = _join(first, rest)
+        else:
+            start = self.spelled(t.section_start) if spell_start else self.marker("section-start", t.section_start)
         close = self.lead("section-end", self.split_stop(t.section_end)[0])
         if open_lines and close:
             end = self.split_stop(t.section_end)[0]
@@ -568,11 +622,11 @@ class _Grammar:
         return args
 
     def json_object(self, tool: str, roles: dict[str, tuple[str, ...]], depth: int) -> str:
-        """An object holding the members at `depth` of the role paths, in any order (inline).
-
-        Up to MAX_EXTRA_MEMBERS other members may come first and after each known one
-        (``"type": "function"``).
-        """
+        """An object holding the members at `depth` of the role paths (inline): those the call's name
+        prefix spells (``{"name": ``, ``{"tool_call_id": ``) first, in its order, as the parser finds
+        a call by that prefix; the others in any order. Up to MAX_EXTRA_MEMBERS other members may
+        follow each known one (``"type": "function"``), and come first only where the name prefix
+        says nothing of the order; none in a forced call."""
         space = space_rule(self.b)
         members: dict[str, str] = {}
         for role, path in roles.items():
@@ -587,10 +641,19 @@ class _Grammar:
             # the name member is the same in every order: one rule (it starts with its own key)
             i = list(members).index(roles["name"][depth])
             kvs[i] = self.b.rule(f"{sanitize_name(tool)}-name", kvs[i])
-        extra = self.extra_member([k for k in members])
-        before = self.b.rule("lead-members", f'( {extra} "," {space} ){{0,{MAX_EXTRA_MEMBERS}}}')
-        after = self.b.rule("more-members", f'( "," {space} {extra} ){{0,{MAX_EXTRA_MEMBERS}}}')
-        orders = [f' "," {space} '.join(f"{kv} {after}" for kv in perm) for perm in itertools.permutations(kvs)]
+        spelled = [k for k in re.findall(r'"((?:[^"\\]|\\.)*)"\s*:', self.t.name_prefix) if k in members]
+        first = [kvs[list(members).index(k)] for k in dict.fromkeys(spelled)]
+        rest = [kv for kv in kvs if kv not in first]
+        after = before = ""
+        if not self.plan.forced:
+            # a forced call has no other members: one with any JSON value lets a sampler wander off
+            # (a random model writes a string until max_tokens and never ends the call)
+            extra = self.extra_member(list(members))
+            after = self.b.rule("more-members", f'( "," {space} {extra} ){{0,{MAX_EXTRA_MEMBERS}}}')
+            if not first:
+                before = self.b.rule("lead-members", f'( {extra} "," {space} ){{0,{MAX_EXTRA_MEMBERS}}}')
+        orders = [f' "," {space} '.join(_join(kv, after) for kv in (*first, *perm))
+                  for perm in itertools.permutations(rest)]
         return _join('"{"', space, before, _group(orders), '"}"')
 
     def extra_member(self, keys: list[str]) -> str:
@@ -618,7 +681,9 @@ class _Grammar:
             rule = line_args_rule(self.b, schema, f"{name}-args", prefix=ta.prefix, key_suffix=ta.key_suffix,
                                   quoted=ta.strings_json, end=self.line_end(), separator=ta.separator)
             # pairs on one line begin after the name's marker, or after white space (``NAME key=value``)
-            return _join(self.ws, rule) if not ta.prefix and not t.name_suffix.strip() else rule
+            # (at least one white space character: the name would run on into the key)
+            ws1 = self.b.rule("ws1", f"[ \\t\\n\\r]{{1,{WS_MAX}}}")
+            return _join(ws1, rule) if not ta.prefix and not t.name_suffix.strip() else rule
         if t.args == "json_attr":
             return _join(self.ws, self.attr_json(tool))
         if t.args == "literal" and t.literal is not None:
@@ -670,6 +735,8 @@ class _Grammar:
         prefix = self.lead("arg-prefix", ta.prefix)
         key_suffix = self.lead("arg-key-suffix", ta.key_suffix)
         raw = not ta.strings_json and bool(closing)
+        # the line break the call reader strips around a raw value (the template's ``>\nV\n</parameter>``)
+        edges = ('"\\n"?' if ta.key_suffix.endswith("\n") else "", '"\\n"?' if ta.value_end.startswith("\n") else "")
         raw_props = schema.get("properties")
         props: dict[str, Any] = raw_props if isinstance(raw_props, dict) else {}
         required = [k for k in schema.get("required") or [] if isinstance(k, str)]
@@ -684,7 +751,7 @@ class _Grammar:
                               self.ws, literal(closing))
             else:
                 value = schema_value_rule(self.b, prop, f"{name}-{key}-value", raw, closing=closing, pad=self.ws,
-                                          root=schema)
+                                          raw_edges=edges, root=schema)
             slots.append((_join(prefix, self.ws, literal(key), key_suffix, value, end_rest), key in required))
         if not props and schema.get("additionalProperties", True) is not False:
             # free-form arguments: any key, any raw value

@@ -155,6 +155,8 @@ def json_rule(b: GbnfBuilder, kind: str = "value") -> str:
 
 def json_string_expr(s: str) -> str:
     """Expression for the JSON string `s` as json.dumps writes it (ensure_ascii on or off)."""
+    if s.isascii() and s.isprintable() and '"' not in s and "\\" not in s:
+        return literal('"' + s + '"')     # written the same either way (most enum values)
     parts: list[str] = []
     run = '"'
     for c in s:
@@ -169,9 +171,11 @@ def json_string_expr(s: str) -> str:
 
 def const_expr(b: GbnfBuilder, value: Any) -> str:
     """Bare expression matching exactly `value` as JSON (any whitespace layout)."""
-    space = space_rule(b)
     if isinstance(value, str):
         return json_string_expr(value)
+    if not isinstance(value, (dict, list, tuple)):
+        return literal(json.dumps(value))
+    space = space_rule(b)
     if isinstance(value, dict):
         kvs = [f'{json_string_expr(str(k))} {space} ":" {space} {const_expr(b, v)} {space}' for k, v in value.items()]
         return _join('"{"', space, f' "," {space} '.join(kvs), '"}"')
@@ -209,11 +213,13 @@ def _is_any(schema: Any) -> bool:
 class _Converter:
     """Walks one root schema; $ref targets become (possibly recursive) rules."""
 
-    def __init__(self, b: GbnfBuilder, root: Any, additional_default: bool, pad: str = "") -> None:
+    def __init__(self, b: GbnfBuilder, root: Any, additional_default: bool, pad: str = "",
+                 raw_edges: tuple[str, str] = ("", "")) -> None:
         self.b = b
         self.root = root
         self.additional_default = additional_default
         self.pad = pad            # tagged values: whitespace allowed around a non-raw value
+        self.raw_edges = raw_edges   # tagged values: what the call reader strips around a raw string
         self.refs: dict[str, str] = {}
 
     # --- entry points -------------------------------------------------------------
@@ -454,10 +460,10 @@ class _Converter:
             return [self.raw_text(closing)] if raw else [_join(self.pad, json_rule(self.b, "value"), close)]
         if schema.get("nullable") is True:
             rest = {k: v for k, v in schema.items() if k != "nullable"}
-            return _unique([*self.tagged_alts(rest, name, raw, closing), self.tagged_const(None, raw, close)])
+            return _unique([*self.tagged_alts(rest, name, raw, closing), self.tagged_const(None, raw, closing)])
         if "const" in schema or isinstance(schema.get("enum"), list):
             values = [schema["const"]] if "const" in schema else schema["enum"]
-            return _unique([self.tagged_const(v, raw, close) for v in values])
+            return _unique([self.tagged_const(v, raw, closing) for v in values])
         branches = self.branches(schema)
         if branches is not None:
             return _unique([a for i, s in enumerate(branches) for a in self.tagged_alts(s, f"{name}-{i}", raw, closing)])
@@ -469,13 +475,19 @@ class _Converter:
         if kind == "boolean":
             return [_join(self.pad, self.b.rule("tagged-boolean", '"true" | "false" | "True" | "False"'), close)]
         if kind == "null":
-            return [self.tagged_const(None, raw, close)]
+            return [self.tagged_const(None, raw, closing)]
         return [_join(self.pad, _group(self.alts(schema, name)), close)]
 
-    def tagged_const(self, value: Any, raw: bool, close: str) -> str:
-        """A constant as a template writes it: raw string, Python or JSON spelling."""
+    def tagged_const(self, value: Any, raw: bool, closing: str) -> str:
+        """A constant as a template writes it: raw string, Python or JSON spelling, then `closing`.
+
+        A raw string is the reader's text up to its closing marker, white space included: only
+        the ``raw_edges`` (the line break a template writes around a value, which the reader
+        strips) may surround it, or an enum value would come back padded and off its list."""
+        close = _join(self.pad, literal(closing)) if closing else ""
         if isinstance(value, str) and raw:
-            return _join(self.pad, literal(value), close)
+            lead, trail = self.raw_edges
+            return _join(lead, literal(value), trail, literal(closing) if closing else "")
         if value is None or isinstance(value, bool):
             spellings = [json.dumps(value), repr(value)]
             return _join(self.pad, f"( {literal(spellings[0])} | {literal(spellings[1])} )", close)
@@ -504,6 +516,7 @@ def schema_value_rule(
     closing: str = "",
     additional_default: bool = True,
     pad: str = "",
+    raw_edges: tuple[str, str] = ("", ""),
     root: Any = None,
 ) -> str:
     """Rule for a tagged-format argument value followed by `closing` (e.g. "\\n</parameter>\\n").
@@ -513,11 +526,12 @@ def schema_value_rule(
     also accept Python's True/False/None (templates render them with ``|string``).
     `pad` (a rule name, e.g. bounded whitespace) goes before a non-raw value and before
     its `closing`, for formats that write ``<parameter=k>\\n3\\n</parameter>`` with a
-    trimmed closing marker; raw strings keep that whitespace as text. `root` is the document
+    trimmed closing marker; raw strings keep that whitespace as text, but for `raw_edges`
+    (GBNF expressions before and after a raw string: what the call reader strips). `root` is the document
     local ``$ref`` pointers resolve against (default: `schema`).
     """
     final = b.reserve(name)
-    conv = _Converter(b, schema if root is None else root, additional_default, pad)
+    conv = _Converter(b, schema if root is None else root, additional_default, pad, raw_edges)
     return b.define(final, " | ".join(conv.tagged_alts(schema, final, raw_strings, closing)))
 
 

@@ -9,8 +9,8 @@
   raw output, so that a tool parser downstream gets that text verbatim.
 * :func:`reasoning_expected`: whether a request's output may hold reasoning.
 * :func:`gbnf_for_xgrammar`: a request's GBNF in the dialect xgrammar parses.
-* :func:`require_verified`: refuse a template whose tool calls the self-test saw misread
-  (opt out with ``AUTOPARSER_ALLOW_UNVERIFIED=1``).
+* :func:`require_verified`: refuse a template whose verdict is not clean (self-test failures no
+  accepted limitation covers: ``AUTOPARSER_ACCEPT``); opt out with ``AUTOPARSER_ALLOW_UNVERIFIED=1``.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import markers as mk
+from ..analysis.verdict import ACCEPT_ENV
 from ..errors import TemplateError
 from ..template import ChatTemplate, Request
 
@@ -131,20 +132,25 @@ ALLOW_UNVERIFIED = "AUTOPARSER_ALLOW_UNVERIFIED"
 
 
 def require_verified(template: ChatTemplate) -> None:
-    """Raise ``TemplateError`` when the template's verification saw tool calls read wrong.
+    """Raise ``TemplateError`` when the template's verdict (``template.verdict``: its self-test
+    failures that no accepted limitation covers) is not clean, as ``autoparser check`` fails on it.
 
-    A server executes the calls it is given, so a template whose calls the self-test misread
-    is refused, naming each failed capability and its reason. Setting the environment variable
-    ``AUTOPARSER_ALLOW_UNVERIFIED=1`` runs it anyway (every parsed message then carries the
-    warning, and the refusal is logged instead).
+    A server executes the calls it is given and returns the text it parses, so such a template is
+    refused, naming each failed capability, its reason and the acceptance entries that would accept
+    them. Accepted limitations (``AUTOPARSER_ACCEPT``, the list ``autoparser check --accept`` takes)
+    block nothing. ``AUTOPARSER_ALLOW_UNVERIFIED=1`` serves a refused template anyway (every parsed
+    message then carries the warning, and the refusal is logged instead).
     """
-    verification = template.analysis.verification
-    failed = verification.tool_calls_failed if verification is not None else ()
-    if not failed:
+    v = template.verdict
+    if v.ok:
+        if v.accepted:
+            log.info("%s: accepted limitations: %s", template.name, ", ".join(c.scenario for c in v.accepted))
         return
-    reasons = "; ".join(f"{c.name} ({c.scenario}): {c.reason}" for c in failed)
-    message = (f"the self-test reads this template's tool calls wrong: {reasons}. "
-               f"Fix the template, or set {ALLOW_UNVERIFIED}=1 to run it anyway")
+    what = "reads this template's tool calls wrong" if any(c.calls_misread for c in v.failed) else \
+        "reads part of this template's output wrong"
+    message = (f"the self-test {what}: {v.describe()}. Fix the template, accept the known limitation "
+               f"({ACCEPT_ENV}={v.accept_hint()!r}, as `autoparser check --accept` takes it), or set "
+               f"{ALLOW_UNVERIFIED}=1 to run it anyway")
     if os.environ.get(ALLOW_UNVERIFIED, "").strip().lower() in ("1", "true", "yes"):
         log.warning("%s: %s (allowed by %s)", template.name, message, ALLOW_UNVERIFIED)
         return

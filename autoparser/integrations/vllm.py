@@ -257,7 +257,7 @@ class AutoparserToolParser(ToolParser):  # type: ignore[misc, unused-ignore]
     def __init__(self, tokenizer: Any, tools: Any = None, *args: Any, **kwargs: Any) -> None:
         super().__init__(tokenizer, tools)
         self.template = template_from_tokenizer(tokenizer, tools=bool(tools))
-        require_verified(self.template)   # a template whose calls are misread is refused
+        require_verified(self.template)   # refused when its verdict is not clean (accepted: $AUTOPARSER_ACCEPT)
         self._request: Request | None = None
         self._stream: StreamParser | None = None
 

@@ -29,7 +29,7 @@ from .. import markers as mk
 from ..analysis.model import ToolFormat
 from ..plan import PerPlan, RequestPlan, name_prefix_pattern
 from .calls import CallReader, make_call_reader
-from .guard import guard_for
+from .guard import check_calls
 from .message import Message, ToolCall
 
 WS = " \t\r\n"
@@ -214,16 +214,14 @@ class Engine:
         return self._take()
 
     def _guard(self, values: Mapping[int, Any] | None = None) -> None:
-        """Mark the calls that do not fit the request's tools (``ToolCall.invalid``), with a warning;
-        ``values`` holds arguments already decoded, by call index."""
-        if self.plan.tools is None or not self.msg.tool_calls:
+        """Mark the calls that do not fit the request's tools, its ``tool_choice`` or its
+        ``parallel_tool_calls`` (``ToolCall.invalid``), with a warning each, and warn when a required
+        call is missing; ``values`` holds arguments already decoded, by call index."""
+        if self.plan.tools is None:
             return
-        guard = guard_for(self.plan)
-        for i, call in enumerate(self.msg.tool_calls):
-            call.invalid = guard.reason(call.name, call.arguments, values.get(i) if values else None)
-            if call.invalid:
-                self.warn(f"tool call {i} ({call.name}) does not fit the request's tools: {call.invalid}",
-                          malformed=False)
+        found = values or {}
+        for warning in check_calls(self.plan, self.msg.tool_calls, found.get):
+            self.warn(warning, malformed=False)
 
     def parse_whole(self, text: str) -> Message:
         """``feed(text)`` and ``finish()``, without the deltas a stream would get."""
@@ -412,7 +410,7 @@ class Engine:
             self._free_text(self.buf[self.pos:])
             self.pos = len(self.buf)
             return
-        m = pat.search(self.buf, self.pos, partial=not final)
+        m = leftmost(pat, self.buf, self.pos, final)
         if m is None:
             self._free_text(self.buf[self.pos:])
             self.pos = len(self.buf)
@@ -526,7 +524,7 @@ class Engine:
             self._reasoning(self.buf[self.pos:])
             self.pos = len(self.buf)
             return
-        m = pat.search(self.buf, self.pos, partial=not final)
+        m = leftmost(pat, self.buf, self.pos, final)
         call = self._t.reasoning_call
         c = call.search(self.buf, self.pos, partial=not final) if call is not None else None
         if c is not None and (m is None or c.start() < m.start()):
@@ -687,7 +685,7 @@ class Engine:
         call start or the section's end."""
         pat = self._t.resync
         assert pat is not None
-        m = pat.search(self.buf, self.pos, partial=not final)
+        m = leftmost(pat, self.buf, self.pos, final)
         if m is None:
             self._content(self.buf[self.pos:], raw=True)
             self.pos = len(self.buf)
@@ -785,6 +783,31 @@ def first_hit(hits: list[Hit]) -> Hit:
     """The first of the ``(start, kind, match)`` hits of tentative reasoning; at one place the longest
     (an opener ``:::thinking`` over a closer ``:::``), then the lower kind (0: the reasoning's end)."""
     return min(hits, key=lambda h: (h[0], h[0] - h[2].end(), h[1]))
+
+
+LOOKBACK = 4096   # characters before a complete marker where a longer one may still be growing
+
+
+def leftmost(pat: regex.Pattern[str], buf: str, pos: int, final: bool) -> regex.Match[str] | None:
+    """``pat.search(buf, pos, partial=not final)``, but leftmost: the ``regex`` module prefers any
+    complete match to an earlier partial one, so a marker growing at the end of a stream
+    (``` ```<｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜`` ...) would lose to a shorter
+    marker inside it (``<｜end▁of▁sentence｜>``) that the whole text never sees there. A partial
+    match reaches the end of the buffer, so only the last :data:`LOOKBACK` characters are looked at
+    again: the stream reads what the whole text reads."""
+    m = pat.search(buf, pos, partial=not final)
+    if m is None or final or m.partial:
+        return m
+    at = max(pos, len(buf) - LOOKBACK)
+    while at < m.start():
+        p = pat.search(buf, at, m.start(), partial=True)      # a candidate that runs into m
+        if p is None:
+            break
+        q = pat.match(buf, p.start(), partial=True)
+        if q is not None and q.start() < m.start():
+            return q
+        at = p.start() + 1
+    return m
 
 
 def _cut_at_end(pat: regex.Pattern[str] | None, buf: str, pos: int) -> bool:

@@ -11,8 +11,9 @@ is complete. Every character is looked at a bounded number of times: linear time
 
 Off the format nothing is lost: text that is not the object (or where it breaks) is content,
 with ``malformed`` set; an object cut off by the end keeps what was read (a reply or reasoning
-so far, a call closed with what its arguments held) and sets ``truncated``. Members under other
-keys are part of the envelope and are skipped.
+so far, a call closed with what its arguments held) and sets ``truncated``. A key broken by white
+space (``"resp onse"``) is the member it spells; a member under another key, or a reply that is not
+a string, is kept as written, as content (``malformed``).
 """
 
 from __future__ import annotations
@@ -99,16 +100,31 @@ def _unicode_escape(buf: str, i: int, final: bool) -> tuple[str, int] | None:
     return chr(code), i + 6
 
 
+_MISSING = object()
+_CALL_KEYS = frozenset({"type", "id", "index", "call_id", "tool_call_id"})   # a call's own, never arguments
+
+
+def _key(obj: dict[str, Any], key: str) -> str | None:
+    """``key`` in ``obj``, or a key that spells it with white space inside (``" arguments"``)."""
+    if key in obj:
+        return key
+    return next((k for k in obj if isinstance(k, str) and "".join(k.split()) == key), None)
+
+
 def _get(obj: Any, path: tuple[str, ...]) -> Any:
     for key in path:
-        if not isinstance(obj, dict) or key not in obj:
-            return None
-        obj = obj[key]
+        found = _key(obj, key) if isinstance(obj, dict) else None
+        if found is None:
+            return _MISSING
+        obj = obj[found]
     return obj
 
 
-def read_call(obj: Any, layout: JsonLayout) -> tuple[str, Any, str] | None:
-    """(name, arguments, id) of a decoded call object, or None when it names no function."""
+def read_call(obj: Any, layout: JsonLayout, notes: list[str] | None = None) -> tuple[str, Any, str] | None:
+    """(name, arguments, id) of a decoded call object, or None when it names no function. With no
+    arguments member, one other object member is the arguments (under another key), else the other
+    members are (as the call readers of marker formats do: nothing is lost); ``notes`` gets a
+    warning then."""
     if not isinstance(obj, dict):
         return None
     if layout.name_is_key:
@@ -120,6 +136,13 @@ def read_call(obj: Any, layout: JsonLayout) -> tuple[str, Any, str] | None:
         name, args = _get(obj, layout.name_path), _get(obj, layout.args_path)
         found = _get(obj, layout.id_path) if layout.id_path else None
         call_id = found if isinstance(found, str) else ""
+        if args is _MISSING:
+            read = {_key(obj, p[0]) for p in (layout.name_path, layout.args_path, layout.id_path) if p}
+            others = {k: v for k, v in obj.items() if k not in read and k not in _CALL_KEYS}
+            only = next(iter(others.values())) if len(others) == 1 else None
+            args = only if isinstance(only, dict) else (others or None)
+            if others and notes is not None:
+                notes.append("tool call had no arguments member; its other members were taken as the arguments")
     if not isinstance(name, str) or not name:
         return None
     return name, args, call_id
@@ -156,6 +179,7 @@ class EnvelopeEngine(Engine):
         self._fed = 0                  # how far the scanner has been fed
         self._in_array = False         # the call being scanned is an element of the calls array
         self._members = 0              # members read since the last comma
+        self._member_from = 0          # where the member being read began (its key)
 
     # ------------------------------------------------------------ main loop
     def _run(self, final: bool) -> None:
@@ -220,16 +244,26 @@ class EnvelopeEngine(Engine):
             self._key = json.loads(m.group())
         except ValueError:
             self._key = m.group(1)
+        self._member_from = self.pos
         self.pos = m.end()
         self.state = "colon"
         self._members += 1
-        if self._key not in (self.env.reasoning_key, self.env.content_key, self.env.calls_key):
-            self.warn(f"the member {self._key!r} of the turn's JSON object is not read", malformed=False)
+        known = (self.env.reasoning_key, self.env.content_key, self.env.calls_key)
+        if self._key not in known:
+            # a key broken by white space (``"resp onse"``) is the member it spells
+            squeezed = "".join(self._key.split())
+            match = next((k for k in known if k and k == squeezed), None)
+            if match is not None:
+                self.warn(f"the key {self._key!r} of the turn's JSON object is read as {match!r}")
+                self._key = match
+            else:
+                self.warn(f"the member {self._key!r} is not one of the turn's JSON object; it is kept as content")
 
     def _at_colon(self, final: bool) -> None:
         if not self._skip_ws():
             return
         if self.buf[self.pos] != ":":
+            self.pos = self._member_from      # the key is text too
             self._break(f"':' was expected after the key {self._key!r}")
             return
         self.pos += 1
@@ -299,8 +333,18 @@ class EnvelopeEngine(Engine):
         end = self._feed_scanner(final)
         if end is not None:
             self.pos, self._scanner, self.state = end, None, "key"
+            env = self.env
+            if self._key in (env.reasoning_key, env.content_key) and self.buf[self._origin:end].strip() == "null":
+                return      # no reasoning, no reply
+            # a member the envelope has no place for (another key, a reply that is not a string): kept as
+            # written, as content (nothing is lost)
+            if self._key in (env.reasoning_key, env.content_key, env.calls_key):
+                self.warn(f"the value of {self._key!r} in the turn's JSON object is kept as content")
+            self._boundary()
+            self._content(self.buf[self._member_from:end], raw=True)
+            self._boundary()
         elif self._scanner is not None and self._scanner.failed:
-            self.pos = self._origin
+            self.pos = self._member_from
             self._break(f"the value of {self._key!r} is not JSON")
 
     def _at_call(self, final: bool) -> None:
@@ -311,10 +355,13 @@ class EnvelopeEngine(Engine):
                 self._break("a call object is not JSON")
             return
         raw = self.buf[self._origin:end]
+        notes: list[str] = []
         try:
-            got = read_call(json.loads(raw, strict=False), self.layout)
+            got = read_call(json.loads(raw, strict=False), self.layout, notes)
         except ValueError:
             got = None
+        for note in notes if got is not None else ():
+            self.warn(note)
         if got is None:
             self.pos = self._origin
             self._break("a call object names no function")
@@ -351,7 +398,9 @@ class EnvelopeEngine(Engine):
         self.warn("output ended inside the turn's JSON object", malformed=False)
         if state == "call":
             self._truncated_call()
-        elif state == "skip" or self.pos < len(self.buf):
+        elif state == "skip":
+            self._content(self.buf[self._member_from:], raw=True)
+        elif self.pos < len(self.buf):
             self._content(self.buf[self.pos:], raw=True)
         self.pos = len(self.buf)
 

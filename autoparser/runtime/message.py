@@ -41,12 +41,28 @@ class Message:
             return "truncated"
         return "tool_calls" if self.tool_calls else "stop"
 
+    @property
+    def clean(self) -> bool:
+        """Nothing to flag: not truncated, not malformed, no warning, no call marked invalid."""
+        return not (self.truncated or self.malformed or self.warnings
+                    or any(c.invalid or c.truncated for c in self.tool_calls))
+
     def to_dict(self) -> dict[str, Any]:
-        """The OpenAI message dict: role, content, reasoning_content, tool_calls."""
+        """The OpenAI message dict: role, content, reasoning_content, and tool_calls when there are
+        calls (OpenAI leaves the field out when there are none, and refuses an empty list on input)."""
         out: dict[str, Any] = {"role": "assistant", "content": self.content,
                                "reasoning_content": self.reasoning_content}
-        out["tool_calls"] = [c.to_dict() for c in self.tool_calls]
+        if self.tool_calls:
+            out["tool_calls"] = [c.to_dict() for c in self.tool_calls]
         return out
+
+    def report(self) -> dict[str, Any]:
+        """What the parser knows beyond the OpenAI message: ``finish_reason``, ``truncated``,
+        ``malformed``, ``warnings``, ``asides`` and, per call, ``invalid`` and ``truncated``."""
+        return {"finish_reason": self.finish_reason, "truncated": self.truncated, "malformed": self.malformed,
+                "warnings": list(self.warnings), "asides": list(self.asides),
+                "tool_calls": [{"index": i, "id": c.id, "name": c.name, "invalid": c.invalid,
+                                "truncated": c.truncated} for i, c in enumerate(self.tool_calls)]}
 
 
 def merge_deltas(deltas: list[dict[str, Any]]) -> dict[str, Any]:
@@ -66,4 +82,6 @@ def merge_deltas(deltas: list[dict[str, Any]]) -> dict[str, Any]:
             fn = tc.get("function") or {}
             slot["function"]["name"] += fn.get("name") or ""
             slot["function"]["arguments"] += fn.get("arguments") or ""
+    if not msg["tool_calls"]:
+        del msg["tool_calls"]      # as Message.to_dict(): no field when there are no calls
     return msg
