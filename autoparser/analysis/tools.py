@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import markers as mk
-from ..errors import TemplateLimitError
 from ..diff.split import common_prefix_len, fix_prefix_end, shared_prefix, shared_suffix
+from ..errors import TemplateLimitError
 from ..markers import definition as dm
 from ..probes import needles as N
 from ..probes.prober import Prober

@@ -23,8 +23,8 @@ from .. import markers as mk
 from ..analysis.layout.model import KEY_AGAIN, Items
 from ..values.codecs import Codec, IncrementalDecoder
 from ..values.jsonscan import JsonScanner
-from ..values.pyliteral import python_to_json
 from ..values.nested import parse_own
+from ..values.pyliteral import python_to_json
 from ..values.spelling import decode_value, schema_types
 from .phases import Phases
 

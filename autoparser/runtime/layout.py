@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING
 import regex
 
 from .. import markers as mk
-from ..markers import definition as dm
 from ..analysis.layout.model import CallLayout
+from ..markers import definition as dm
+from ..values.codecs import Codec, IncrementalDecoder
+from ..values.jsonscan import JsonScanner
 from .calls import CallReader, _ArgsStream, args_text
 from .items import ItemsReader, lit_source
 from .phases import Phases
-from ..values.codecs import Codec, IncrementalDecoder
-from ..values.jsonscan import JsonScanner
 
 if TYPE_CHECKING:
     from ..analysis.model import ToolFormat
@@ -140,7 +140,7 @@ class LayoutCallReader(Phases, CallReader):
             return self._advance(pos)        # a literal after the arguments left out: the call still ends
         return "bad", pos
 
-    def _hole_text(self, buf: str, pos: int, final: bool) -> tuple[str, int, int] | None | str:
+    def _hole_text(self, buf: str, pos: int, final: bool) -> tuple[str, int, int] | str | None:
         """(text, where it ends, the piece reading goes on with) of a name or id hole; "more" to wait.
 
         The hole runs to the literal after it, or, when the model left that literal out, to a
@@ -290,9 +290,8 @@ class LayoutCallReader(Phases, CallReader):
             out, _ = dec.feed(buf[self.scan:stop], final or (m is not None and not m.partial))
             self.coded.append(out)
             self.scan = stop
-            if m is None or m.partial:
-                if not final:
-                    return "more", stop
+            if (m is None or m.partial) and not final:
+                return "more", stop
         text = "".join(self.coded)
         self._emit(args_text(text, self.layout.args.kind == "python") if text.strip() else "{}")
         self.args_done = True

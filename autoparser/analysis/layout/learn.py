@@ -138,7 +138,7 @@ def args_region(with_args: str, zero: str, lo: int, hi: int) -> tuple[int, int] 
         p = safe_p
     if p + s > len(zero):
         s = len(zero) - p
-    if not inside and not with_args[len(with_args) - s:].lstrip()[:1] in ("<", "["):
+    if not inside and with_args[len(with_args) - s:].lstrip()[:1] not in ("<", "["):
         s = min(s, safe_s)   # (a suffix that begins with a marker's opening bracket splits no marker)
     if p + s > len(zero):
         s = len(zero) - p
