@@ -270,6 +270,6 @@ def _convert(type_name: Any, value: Any) -> Any:
             return None if value is None else _build(klass, value)
     if text.startswith("tuple") and isinstance(value, list):
         inner = text[len("tuple["):].split(",")[0].strip()
-        klass = _NESTED.get(inner)
-        return tuple(_build(klass, v) for v in value) if klass is not None else tuple(value)
+        item = _NESTED.get(inner)
+        return tuple(_build(item, v) for v in value) if item is not None else tuple(value)
     return value

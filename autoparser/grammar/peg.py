@@ -661,7 +661,7 @@ class _Mapper(NodeVisitor):
             if name.startswith("call_name_"):
                 return self.visit_call_name(node, [])
             if name.startswith("call_header_"):
-                return self.visit_call_header(node, [self.visit(n) for n in node])
+                return self.visit_call_header(node, [self.visit(n) for n in node.children])
         if name in self.text_rules:
             return getattr(self, "visit_" + name)(node, [])
         if name.endswith("_other"):

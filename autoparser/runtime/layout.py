@@ -19,8 +19,9 @@ from .. import markers as mk
 from ..analysis.layout.model import CallLayout
 from ..markers import definition as dm
 from ..values.codecs import Codec, IncrementalDecoder
+from ..values.decode import args_text
 from ..values.jsonscan import JsonScanner
-from .calls import CallReader, _ArgsStream, args_text
+from .calls import CallReader, _ArgsStream
 from .items import ItemsReader, lit_source
 from .phases import Phases
 

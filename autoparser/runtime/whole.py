@@ -44,7 +44,8 @@ import regex
 from .. import markers as mk
 from ..analysis.model import ToolFormat
 from ..plan import PerPlan, RequestPlan
-from .calls import args_text, make_call_reader, name_stops
+from ..values.decode import args_text
+from .calls import make_call_reader, name_stops
 from .engine import Hit, Step, Tables, first_hit, start_state, tables
 from .message import Message, ToolCall
 
