@@ -198,13 +198,13 @@ def expected_reasoning(c: Combo) -> tuple[str, str, str, bool]:
 
 def expected_tools(c: Combo) -> dict[str, object]:
     """Fields of the tool format the axes decide (dotted paths into ``ToolFormat``)."""
-    out: dict[str, object] = {"style": "json" if c.name.startswith("json") else "tagged"}
+    out: dict[str, object] = {"style": "json" if c.name.startswith("json") else "layout"}
     if c.name.startswith("json"):
         out["json.name_path"] = ("name",) if c.name == "json_name" else ("function",)
         out["json.args_as_string"] = c.args == "string"
-    else:
-        out["args"] = {"params": "tagged", "yaml": "yaml"}.get(c.args, "json")
-        out["args_as_string"] = c.args == "string"
+    else:   # a call layout (issue 21): arguments as items, or one JSON object (inside a JSON string)
+        out["layout.args.kind"] = "items" if c.args in ("params", "yaml") else "json"
+        out["layout.args.codec"] = "json" if c.args == "string" else ""
     return out
 
 

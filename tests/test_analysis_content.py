@@ -73,6 +73,14 @@ END_OF_TURN: dict[str, tuple[str, ...]] = {
     "label_pair_prefill": ("<|im_end|>",),
     "double_angle_think": ("<|im_end|>",),
     "colon_fence_think": ("<|im_end|>",),
+    "edn_vector": ("<end_of_turn>",),
+    "hcl_blocks": ("<|end|>",),
+    "ini_sections": ("<|/assistant|>",),
+    "jsonrpc_batch": ("<end_of_turn>",),
+    "lua_call_sugar": ("<|end|>",),
+    "nix_attrs": ("</turn>",),
+    "xml_attr_args": ("<|im_end|>",),
+    "xmlrpc_calls": ("[[/assistant]]",),
 }
 # fixture -> the header that opens an assistant turn ("" when the generation prompt is empty)
 HEADER = {
@@ -111,6 +119,14 @@ HEADER = {
     "label_pair_prefill": "<|im_start|>assistant",
     "double_angle_think": "<|im_start|>assistant",
     "colon_fence_think": "<|im_start|>assistant",
+    "edn_vector": "<start_of_turn>model",
+    "hcl_blocks": "<|assistant|>",
+    "ini_sections": "<|assistant|>",
+    "jsonrpc_batch": "<start_of_turn>assistant",
+    "lua_call_sugar": "<|start|>assistant",
+    "nix_attrs": '<turn role="assistant">',
+    "xml_attr_args": "<|im_start|>assistant",
+    "xmlrpc_calls": "[[assistant]]",
 }
 
 

@@ -57,14 +57,23 @@ REASONING: dict[str, tuple[str, str, str, bool]] = {
     "label_pair_prefill": ("tagged", "Reasoning:", "Answer:", True),
     "double_angle_think": ("tagged", "<<thinking>>", "<</thinking>>", False),
     "colon_fence_think": ("tagged", ":::thinking", ":::", False),
+    # issue 21's hand-written encodings (templates/README.md)
+    "edn_vector": ("tagged", ":::thinking", ":::", False),
+    "hcl_blocks": ("tagged", "<think>", "</think>", True),       # the prompt opens the block
+    "ini_sections": ("tagged", "<!-- thinking:", "-->", False),
+    "jsonrpc_batch": ("tagged", "<|begin_of_thought|>", "<|end_of_thought|>", False),
+    "lua_call_sugar": ("tagged", "<think>", "</think>", False),
+    "xml_attr_args": ("tagged", "<scratch>", "</scratch>", False),
+    "xmlrpc_calls": ("tagged", "[REASONING]", "[/REASONING]", False),
 }
 NO_REASONING = ("chatml_plain", "hermes_json", "xml_params", "mistral_array", "llama3_json", "granite_list",
-                "gemma_plain", "pythonic_bare")
+                "gemma_plain", "pythonic_bare", "nix_attrs")
 # fixture -> the key of the turn's JSON object that holds the reasoning (no marker frames it)
 IN_ENVELOPE = {"json_turn": "thought"}
 # fixture -> the kwargs that switch thinking off (README: "Toggle: enable_thinking=false ...")
 TOGGLES = {"qwen3_think_json": {"enable_thinking": False}, "arg_key_value": {"enable_thinking": False},
-           "label_pair_prefill": {"enable_thinking": False}, "double_angle_think": {"enable_thinking": False}}
+           "label_pair_prefill": {"enable_thinking": False}, "double_angle_think": {"enable_thinking": False},
+           "lua_call_sugar": {"enable_thinking": False}}
 
 
 # synthesized fixtures: what their axes decide (tests/synth.py)

@@ -16,12 +16,14 @@ import synth
 import turns
 
 from autoparser import ChatTemplate
+from autoparser.analysis.layout.encode import encode_call
 from autoparser.analysis.model import ToolFormat
 from autoparser.markers import NAME_WILDCARD
 
 SHARED = turns.shared_dir()
 USER = [{"role": "user", "content": "What is the weather in Paris?"}]
 CALL_ID = "call00001"
+CALL_ARGS = {"location": "Paris", "days": 3}   # the one call a layout's expectation writes out
 
 
 norm = turns.norm_marker
@@ -30,8 +32,18 @@ fixture = turns.fixture_analysis
 real = turns.real_analysis
 
 
+def layout_call(t: ToolFormat) -> str:
+    """The call ``get_weather(location="Paris", days=3)`` with id :data:`CALL_ID` as a call layout writes
+    it, from the per-call marker to the call's end (the id appears only where the format writes one)."""
+    assert t.layout is not None, f"style {t.style!r} has no call layout"
+    return t.call_start + encode_call(t.layout, "get_weather", CALL_ID, CALL_ARGS) + t.call_end
+
+
 def raw(t: ToolFormat, key: str) -> Any:
-    """A dotted field of a ToolFormat (``json.name_path``); ``a+b`` joins two string fields."""
+    """A dotted field of a ToolFormat (``json.name_path``); ``a+b`` joins two string fields; ``call``
+    is :func:`layout_call`."""
+    if key == "call":
+        return layout_call(t)
     if "+" in key:
         return "".join(raw(t, k) for k in key.split("+"))
     value: Any = t
@@ -58,19 +70,18 @@ HERMES = {"style": "json", "section_start": "", "section_end": "", "call_start":
           "id_position": "none", "python_literals": False}
 JSON_ARRAY = {"style": "json", "call_start": "", "call_end": "", "separator": ",",
               "json.name_path": ("name",), "json.args_path": ("arguments",)}
-QWEN_CODER = {"style": "tagged", "args": "tagged", "section_start": "", "call_start+name_prefix": "<tool_call> <function=",
-              "name_suffix": ">", "tagged.prefix": "<parameter=", "tagged.key_suffix": ">",
-              "tagged.value_end": "</parameter>", "call_close+call_end": "</function> </tool_call>"}
-GLM = {"style": "tagged", "args": "tagged", "call_start+name_prefix": "<tool_call>", "name_suffix": "",
-       "tagged.prefix": "<arg_key>", "tagged.key_suffix": "</arg_key> <arg_value>",
-       "tagged.value_end": "</arg_value>", "call_close+call_end": "</tool_call>", "id_position": "none"}
-MINIMAX = {"style": "tagged", "args": "tagged", "section_start": "<minimax:tool_call>",
-           "section_end": "</minimax:tool_call>", "call_start+name_prefix": '<invoke name="', "name_suffix": '">',
-           "tagged.prefix": '<parameter name="', "tagged.key_suffix": '">', "tagged.value_end": "</parameter>",
-           "tagged.strings_json": False, "call_close+call_end": "</invoke>"}
-KIMI = {"style": "tagged", "args": "json", "section_start": "<|tool_calls_section_begin|>",
-        "section_end": "<|tool_calls_section_end|>", "call_start+name_prefix": "<|tool_call_begin|>functions.",
-        "call_close+call_end": "<|tool_call_end|>", "id_from_header": True}
+# formats read as call layouts (issue 21): the one call written out, README's Output column filled in
+QWEN_CODER = {"style": "layout", "section_start": "",
+              "call": "<tool_call> <function=get_weather> <parameter=location> Paris </parameter> "
+                      "<parameter=days> 3 </parameter> </function> </tool_call>"}
+GLM = {"style": "layout", "call": "<tool_call>get_weather <arg_key>location</arg_key> <arg_value>Paris</arg_value> "
+                                  "<arg_key>days</arg_key> <arg_value>3</arg_value> </tool_call>"}
+MINIMAX = {"style": "layout", "section_start": "<minimax:tool_call>", "section_end": "</minimax:tool_call>",
+           "call": '<invoke name="get_weather"> <parameter name="location">Paris</parameter> '
+                   '<parameter name="days">3</parameter> </invoke>'}
+KIMI = {"style": "layout", "section_start": "<|tool_calls_section_begin|>", "section_end": "<|tool_calls_section_end|>",
+        "call": '<|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{"location": "Paris", "days": 3}'
+                "<|tool_call_end|>"}
 
 # fixture -> expected tool format fields (README's Output column)
 FIXTURE_TOOLS: dict[str, dict[str, Any]] = {
@@ -91,66 +102,63 @@ FIXTURE_TOOLS: dict[str, dict[str, Any]] = {
     "content_wrapped": {**JSON_ARRAY, "section_start": "<|tool_call|>[", "section_end": "]"},
     "delimiter_reasoning": {**JSON_ARRAY, "section_start": "<tool_calls>[", "section_end": "]</tool_calls>"},
     "xml_params": {**QWEN_CODER, "id_position": "none"},
-    "call_id_tagged": {**{k: v for k, v in QWEN_CODER.items() if k != "call_start+name_prefix"},
-                       "id_position": "before_name"},
+    "call_id_tagged": {"style": "layout", "call": '<tool_call id="call00001"> <function=get_weather> <parameter=location> Paris </parameter> <parameter=days> 3 </parameter> </function> </tool_call>'},
     "arg_key_value": GLM,
     "minimax_invoke": MINIMAX,
-    "mistral_args": {"style": "tagged", "args": "json", "section_start": "", "call_start+name_prefix": "[TOOL_CALLS]",
-                     "name_suffix": "", "id_position": "after_name", "id_prefix": "[CALL_ID]", "id_suffix": "[ARGS]"},
-    "deepseek_unicode": {"style": "tagged", "args": "json", "section_start": "<｜tool▁calls▁begin｜>",
-                         "section_end": "<｜tool▁calls▁end｜>",
-                         "call_start+name_prefix": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>",
-                         "name_suffix": "```json", "call_close+call_end": "```<｜tool▁call▁end｜>"},
+    "mistral_args": {"style": "layout", "section_start": "", "call": '[TOOL_CALLS]get_weather[CALL_ID]call00001[ARGS]{"location": "Paris", "days": 3}'},
+    "deepseek_unicode": {"style": "layout", "section_start": "<｜tool▁calls▁begin｜>", "section_end": "<｜tool▁calls▁end｜>", "call": '<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather ```json {"location": "Paris", "days": 3} ```<｜tool▁call▁end｜>'},
     "kimi_sections": KIMI,
-    "pythonic_bare": {"style": "tagged", "args": "literal", "section_start": "", "call_start+name_prefix": "",
-                      "separator": ",", "literal.open": "(", "literal.close": ")", "literal.kv_sep": "=",
-                      "literal.quotes": ('"', "'")},
+    "pythonic_bare": {"style": "layout", "section_start": "", "separator": ",", "call": "get_weather(location=Paris, days=3)"},
     "yaml_args": {"style": "tagged", "args": "yaml", "section_start": "", "call_start+name_prefix": '<tool_use name="',
                   "name_suffix": '">', "call_close+call_end": "</tool_use>", "tagged.prefix": "",
                   "tagged.key_suffix": ":", "tagged.strings_json": False},
-    "kwargs_pairs": {"style": "tagged", "args": "kwargs", "section_start": "", "call_start+name_prefix": "<|invoke|>",
-                     "name_suffix": "", "call_close+call_end": "<|/invoke|>", "tagged.prefix": "",
-                     "tagged.key_suffix": "=", "tagged.separator": ";", "tagged.strings_json": True},
-    "attr_json": {"style": "tagged", "args": "json_attr", "section_start": "", "call_start+name_prefix": '<invoke tool="',
-                  "name_suffix": '" arguments="', "call_close+call_end": '"/>'},
-    "channels": {"style": "tagged", "args": "json", "call_start+name_prefix": "<|channel|>commentary to=functions.",
-                 "name_suffix": "<|constrain|>json<|message|>", "call_close+call_end": "<|call|>",
-                 "separator": "<|start|>assistant"},
+    "kwargs_pairs": {"style": "layout", "section_start": "", "call": '<|invoke|>get_weather location="Paris"; days=3<|/invoke|>'},
+    "attr_json": {"style": "layout", "section_start": "", "call": '<invoke tool="get_weather" arguments="{&#34;location&#34;: &#34;Paris&#34;, &#34;days&#34;: 3}"/>'},
+    "channels": {"style": "layout", "separator": "<|start|>assistant", "call": '<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"location": "Paris", "days": 3}<|call|>'},
     # reasoning delimiters read off the renders (issue 21); their calls are Hermes JSON in tags
     "label_blank_line": HERMES, "label_pair_prefill": HERMES, "double_angle_think": HERMES,
     "colon_fence_think": HERMES,
     # formats the corpus does not contain (templates/README.md)
-    "react_labels": {"style": "tagged", "args": "json", "section_start": "", "call_start+name_prefix": "Action:",
-                     "name_suffix": "Action Input:", "call_close+call_end": ""},
-    "symbol_calls": {"style": "tagged", "args": "json", "call_start+name_prefix": "✦CALL✦", "name_suffix": "✦ARGS✦",
-                     "call_close+call_end": "✦END✦"},
-    "at_call_lines": {"style": "tagged", "args": "json", "call_start+name_prefix": "@@call", "name_suffix": "",
-                      "call_close+call_end": ""},
-    "markdown_tool_sections": {"style": "tagged", "args": "json", "call_start+name_prefix": "### Tool:",
-                               "name_suffix": "```json", "call_close+call_end": "```"},
-    "fence_info_calls": {"style": "tagged", "args": "json", "call_start+name_prefix": "```tool", "name_suffix": "",
-                         "call_close+call_end": "```"},
-    "indexed_calls": {"style": "tagged", "args": "json", "section_start": "<|calls:1|>", "section_end": "<|/calls|>",
-                      "call_start+name_prefix": "<|call:1|>", "name_suffix": "", "separator": "",
-                      "call_close+call_end": "<|/call|>"},
+    "react_labels": {"style": "layout", "section_start": "", "call": 'Action: get_weather Action Input: {"location": "Paris", "days": 3}'},
+    "symbol_calls": {"style": "layout", "call": '✦CALL✦ get_weather ✦ARGS✦ {"location": "Paris", "days": 3} ✦END✦'},
+    "at_call_lines": {"style": "layout", "call": '@@call get_weather {"location": "Paris", "days": 3}'},
+    "markdown_tool_sections": {"style": "layout", "call": '### Tool: get_weather ```json {"location": "Paris", "days": 3} ```'},
+    "fence_info_calls": {"style": "layout", "call": '```tool get_weather {"location": "Paris", "days": 3} ```'},
+    "indexed_calls": {"style": "layout", "section_start": "<|calls:1|>", "section_end": "<|/calls|>", "separator": "", "call": '<|call:1|>get_weather {"location": "Paris", "days": 3}<|/call|>'},
     "answer_wraps_calls": {**HERMES, "call_start": "<call>", "call_end": "</call>"},   # inside the answer's block
     "reasoning_after_calls": {**HERMES, "call_start": "<tool>", "call_end": "</tool>", "json.name_path": ("tool",),
                               "json.args_path": ("input",)},
-    "self_closing_call": {"style": "tagged", "args": "json", "call_start+name_prefix": '<call name="',
-                          "name_suffix": "\" args='", "call_close+call_end": "'/>"},
-    "dotted_names": {"style": "tagged", "args": "json", "call_start+name_prefix": "<|invoke|>tools.",
-                     "name_suffix": "#0", "call_close+call_end": "<|/invoke|>"},
-    "tag_is_name": {"style": "tagged", "args": "json", "section_start": "<calls>", "section_end": "</calls>",
-                    "call_start+name_prefix": "<", "name_suffix": ">", "call_close+call_end": f"</{NAME_WILDCARD}>"},
+    "self_closing_call": {"style": "layout", "call": '<call name="get_weather" args=\'{"location": "Paris", "days": 3}\'/>'},
+    "dotted_names": {"style": "layout", "call": '<|invoke|>tools.get_weather#0 {"location": "Paris", "days": 3}<|/invoke|>'},
+    "tag_is_name": {"style": "layout", "section_start": "<calls>", "section_end": "</calls>", "call": '<get_weather>{"location": "Paris", "days": 3}</get_weather>'},
     "action_json_fence": {**HERMES, "call_start": "```json", "call_end": "```", "json.name_path": ("action",),
                           "json.args_path": ("action_input",)},
     # the turn is one JSON object: its calls' member is the section, spelled as rendered
     "json_turn": {"style": "json", "section_start": '"tool_calls": [', "section_end": "]", "call_start": "",
                   "call_end": "", "separator": ",", "json.name_path": ("name",), "json.args_path": ("arguments",)},
+    # hand-written encodings the corpus lacks (issue 21)
+    "edn_vector": {"style": "layout", "section_start": "<calls>[", "section_end": "]</calls>",
+                   "call": '{:tool "get_weather" :id "call00001" :args {:location "Paris" :days 3}}'},
+    "hcl_blocks": {"style": "layout", "call": 'tool "get_weather" "call00001" { location = "Paris" days = 3 }'},
+    "ini_sections": {"style": "layout", "section_start": "<calls>", "section_end": "</calls>",
+                     "call": "[get_weather] id = call00001 location = Paris days = 3"},
+    "jsonrpc_batch": {"style": "json", "json.name_path": ("method",), "json.args_path": ("params",),
+                      "json.id_path": ("id",), "id_position": "json"},
+    "lua_call_sugar": {"style": "layout", "call": '<tool_call>get_weather{location = "Paris", days = 3}</tool_call>'},
+    "nix_attrs": {"style": "layout", "call": 'call get_weather { location = "Paris"; days = 3; }'},
+    "xml_attr_args": {"style": "layout", "call": '<invoke tool="get_weather" id="call00001" location="Paris" days="3"/>'},
+    "xmlrpc_calls": {"style": "layout",
+                     "call": "<methodCall><methodName>get_weather</methodName><params><param><value><struct>"
+                             "<member><name>location</name><value><string>Paris</string></value></member>"
+                             "<member><name>days</name><value><int>3</int></value></member>"
+                             "</struct></value></param></params></methodCall>"},
 }
 NO_TOOLS = ("chatml_plain", "gemma_plain")
-WITH_IDS = ("call_id_tagged", "mistral_args", "mistral_array")           # render the given call id
-REFUSE_STRING_ARGS = ("xml_params", "call_id_tagged", "arg_key_value", "minimax_invoke", "yaml_args", "kwargs_pairs")
+WITH_IDS = ("call_id_tagged", "mistral_args", "mistral_array",            # render the given call id
+            "edn_vector", "hcl_blocks", "ini_sections", "jsonrpc_batch", "xml_attr_args")
+REFUSE_STRING_ARGS = ("xml_params", "call_id_tagged", "arg_key_value", "minimax_invoke", "yaml_args", "kwargs_pairs",
+                      "edn_vector", "hcl_blocks", "ini_sections", "lua_call_sugar", "nix_attrs", "xml_attr_args",
+                      "xmlrpc_calls")
 SINGLE_CALL = ("llama3_json",)
 
 
@@ -188,13 +196,6 @@ def test_fixture_tool_capabilities(name: str) -> None:
     assert c.parallel_tool_calls == (name not in SINGLE_CALL)
     assert c.tool_call_id == (name in WITH_IDS)
     assert c.string_arguments == (name not in REFUSE_STRING_ARGS)
-
-
-def test_call_id_tagged_header() -> None:
-    """The id sits in the opening tag: <tool_call id="ID">⏎<function=N>⏎."""
-    t = fixture("call_id_tagged").tools
-    header = t.call_start + t.id_prefix + CALL_ID + t.id_suffix + t.name_prefix + "get_weather" + t.name_suffix
-    assert norm(header) == norm(f'<tool_call id="{CALL_ID}">\n<function=get_weather>\n')
 
 
 def test_kimi_sections_name_suffix() -> None:
@@ -276,9 +277,8 @@ def test_real_llama_3_1() -> None:
 
 def test_real_deepseek_v3_1() -> None:
     check(real("deepseek-ai-DeepSeek-V3.1").tools,
-          {"style": "tagged", "args": "json", "section_start": "<｜tool▁calls▁begin｜>",
-           "section_end": "<｜tool▁calls▁end｜>", "call_start+name_prefix": "<｜tool▁call▁begin｜>",
-           "name_suffix": "<｜tool▁sep｜>", "call_close+call_end": "<｜tool▁call▁end｜>"})
+          {"style": "layout", "section_start": "<｜tool▁calls▁begin｜>", "section_end": "<｜tool▁calls▁end｜>",
+           "call": '<｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"location": "Paris", "days": 3}<｜tool▁call▁end｜>'})
 
 
 def test_real_minimax_m2() -> None:
@@ -286,9 +286,7 @@ def test_real_minimax_m2() -> None:
 
 
 def test_real_kimi_k2_instruct() -> None:
-    t = real("Kimi-K2-Instruct").tools
-    check(t, KIMI)
-    assert norm(t.name_suffix).endswith("<|tool_call_argument_begin|>")
+    check(real("Kimi-K2-Instruct").tools, KIMI)
 
 
 def test_real_gemma_4() -> None:
