@@ -104,6 +104,9 @@ def block_pattern(marker: str, opener: bool) -> str:
     return line_anchor(marker, opener) + pattern(marker)
 
 
+_ADJACENT_TAGS = regex.compile(r"(?<=>)(?=<)")
+
+
 def lit_source(text: str, lead_optional: bool = False, separates: bool = False) -> str:
     """Regex source for a literal piece of a layout: its white space is tolerated as a marker's is,
     and the white space it begins or ends with is taken when present (so that a value before or
@@ -114,7 +117,9 @@ def lit_source(text: str, lead_optional: bool = False, separates: bool = False) 
         return (r"\s+" if separates else r"\s*") if text else ""
     lead = text[: len(text) - len(text.lstrip())]
     trail = text[len(text.rstrip()):]
-    src = pattern(core)
+    # two tags side by side (``</arg_key><arg_value>``) take white space between them, as a marker's
+    # pieces do: models write a line break there that the template does not
+    src = r"\s*".join(pattern(part) for part in _ADJACENT_TAGS.split(core) if part)
     if lead:
         src = ("(?:" + regex.escape(lead) + ")?" if lead_optional else r"\s*") + src
     if trail:

@@ -21,6 +21,7 @@ import regex
 
 from .. import markers as mk
 from ..analysis.layout.model import KEY_AGAIN, Items
+from ..markers import lit_source
 from ..values.codecs import Codec, IncrementalDecoder
 from ..values.jsonscan import JsonScanner
 from ..values.nested import parse_own
@@ -31,24 +32,6 @@ from .phases import Phases
 _escape = json.encoder.encode_basestring
 _MAX_KEY = 256
 _GENERIC_KEY = r"[\w.\-]{1,64}"
-
-
-def lit_source(text: str, lead_optional: bool = False, separates: bool = False) -> str:
-    """Regex source for a literal piece: its white space is tolerated as a marker's is, and the
-    white space it begins or ends with is taken when present (so that a value before or after it
-    does not keep it). A literal of white space only is any white space; ``separates``: some
-    (it ends a text that runs to it)."""
-    core = text.strip()
-    if not core:
-        return (r"\s+" if separates else r"\s*") if text else ""
-    lead = text[: len(text) - len(text.lstrip())]
-    trail = text[len(text.rstrip()):]
-    src = mk.pattern(core)
-    if lead:
-        src = ("(?:" + regex.escape(lead) + ")?" if lead_optional else r"\s*") + src
-    if trail:
-        src += "(?:" + regex.escape(trail) + ")?"
-    return src
 
 
 def _opt(src: str) -> str:

@@ -18,11 +18,12 @@ import regex
 from .. import markers as mk
 from ..analysis.layout.model import CallLayout
 from ..markers import definition as dm
+from ..markers import lit_source
 from ..values.codecs import Codec, IncrementalDecoder
 from ..values.decode import args_text
 from ..values.jsonscan import JsonScanner
 from .calls import CallReader, _ArgsStream
-from .items import ItemsReader, lit_source
+from .items import ItemsReader
 from .phases import Phases
 
 if TYPE_CHECKING:
@@ -411,8 +412,13 @@ def _hole_ends(layout: CallLayout, i: int) -> tuple[regex.Pattern[str], dict[str
     pieces = layout.pieces
     j = i + 1
     if j < len(pieces) and pieces[j].kind == "args" and _args_start(layout):
-        # the arguments follow the hole directly: it runs to where they begin (``NAME/key/value``)
-        return mk.compile_source(f"(?P<e{j}>(?={_args_start(layout)}))"), {f"e{j}": j}
+        # the arguments follow the hole directly: it runs to where they begin (``NAME/key/value``), or,
+        # when there are none, to the literal after them (``<tool_call>NAME</tool_call>``)
+        alts = [f"(?={_args_start(layout)})"]
+        after = pieces[j + 1] if j + 1 < len(pieces) else None
+        if after is not None and after.kind == "lit" and after.text.strip():
+            alts.append(f"(?={lit_source(after.text)})")
+        return mk.compile_source(f"(?P<e{j}>{'|'.join(alts)})"), {f"e{j}": j}
     if j >= len(pieces) or pieces[j].kind != "lit" or not pieces[j].text.strip() or \
             pieces[j].text.startswith(mk.HEADER):
         return None

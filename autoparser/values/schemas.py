@@ -32,6 +32,15 @@ MAX_SCHEMA_NODES = 20_000      # JSON values in one schema (every key's value, e
 MAX_SCHEMA_CHARS = 2_000_000   # characters of its strings and keys together
 
 TYPES = frozenset({"object", "array", "string", "number", "integer", "boolean", "null"})
+#: type names schemas in the wild use for the JSON types (``"float"``, vLLM's and SGLang's tests send
+#: them): accepted, and read as the JSON type they name
+TYPE_ALIASES = {"float": "number", "double": "number", "decimal": "number", "int": "integer", "bool": "boolean",
+                "str": "string", "text": "string", "dict": "object", "list": "array", "none": "null"}
+
+
+def json_type(name: str) -> str:
+    """The JSON type a schema's type name means (an alias mapped, case ignored); other names as given."""
+    return TYPE_ALIASES.get(name.lower(), name.lower()) if name.lower() not in TYPES else name.lower()
 # keywords whose value is a schema, a list of schemas, or an object of schemas
 SCHEMA_ONE = frozenset({"additionalProperties", "additionalItems", "not", "if", "then", "else", "contains",
                         "propertyNames", "unevaluatedProperties", "unevaluatedItems", "contentSchema"})
@@ -134,8 +143,9 @@ class _Walk:
     def keyword(self, at: tuple[str | int, ...], key: str, value: Any, node: Mapping[str, Any]) -> None:
         if key == "type":
             kinds = value if isinstance(value, list) else [value]
-            if not kinds or not all(isinstance(k, str) and k in TYPES for k in kinds):
-                raise self.fail(at, key, f"must be one of {', '.join(sorted(TYPES))} or a list of them, "
+            if not kinds or not all(isinstance(k, str) and json_type(k) in TYPES for k in kinds):
+                raise self.fail(at, key, f"must be one of {', '.join(sorted(TYPES))} (or an alias: "
+                                         f"{', '.join(sorted(TYPE_ALIASES))}) or a list of them, "
                                          f"not {_short(value)}")
         elif key == "enum":
             if not isinstance(value, list):

@@ -21,6 +21,7 @@ import regex
 
 from .codecs import Codec
 from .pyliteral import python_to_json
+from .schemas import TYPE_ALIASES
 
 KEY_AGAIN = "\x04"   # in an item's literal: the key written a second time (``<KEY>v</KEY>``)
 
@@ -150,8 +151,7 @@ def encode_value(values: Values, value: Any) -> str:
 
 # ---------------------------------------------------------------- types from the schema
 # type names schemas in the wild use for the JSON types
-_ALIASES = {"float": "number", "double": "number", "decimal": "number", "int": "integer", "bool": "boolean",
-            "str": "string", "text": "string", "dict": "object", "list": "array", "none": "null"}
+_ALIASES = TYPE_ALIASES
 _KNOWN = frozenset(("string", "number", "integer", "boolean", "object", "array", "null"))
 _JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object"}
 

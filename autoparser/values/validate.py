@@ -31,6 +31,7 @@ from typing import Any
 
 from .patterns import Deadline, compile_pattern, pattern_problem, search
 from .refs import resolve_pointer
+from .schemas import json_type
 
 # value, deadline -> why it does not fit, told from where the value sits (".key: ...", "[2]: ...",
 # ": ..."), or None; the caller puts its own location in front, only on failure
@@ -137,7 +138,7 @@ class Compiler:
             checks.append(self.ref(schema["$ref"]))
         kind = schema.get("type")
         if isinstance(kind, (str, list)):
-            kinds = [kind] if isinstance(kind, str) else list(kind)
+            kinds = [json_type(k) if isinstance(k, str) else k for k in ([kind] if isinstance(kind, str) else kind)]
             if schema.get("nullable") is True:
                 kinds.append("null")
             if all(isinstance(k, str) and k in _TYPES for k in kinds):
