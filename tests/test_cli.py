@@ -128,9 +128,10 @@ def test_analyze_json_names_markers(capsys: pytest.CaptureFixture[str]) -> None:
 
     code, out, _ = run(capsys, "analyze", XML, "--json")
     tools = json.loads(out)["tools"]
-    assert tools["style"] == "tagged" and tools["args"] == "tagged"
+    assert tools["style"] == "layout" and tools["layout"]["args"]["kind"] == "items"
     assert tools["name_prefix"].strip() == "<function="
-    assert tools["tagged"]["prefix"].strip() == "<parameter="
+    assert [p["kind"] for p in tools["layout"]["pieces"]] == ["lit", "name", "lit", "args", "lit"]
+    assert tools["layout"]["args"]["items"]["item_pre"].strip() == "<parameter="
 
     code, out, _ = run(capsys, "analyze", QWEN3, "--json")
     reasoning = json.loads(out)["reasoning"]

@@ -3,15 +3,15 @@
 
 The verification (:class:`~autoparser.analysis.verification.Verification`) says which capabilities
 the parser reads back wrong. A project may *accept* a known limitation, per template and
-capability (``openai-gpt-oss-120b.jinja:content_tool``: gpt-oss's template writes an answer
-before a call into the reasoning channel, by design). The :class:`Verdict` of a template is its
+capability (``my-model.jinja:content_tool``: a template that writes an answer before a call into
+its reasoning channel, by design). The :class:`Verdict` of a template is its
 failed capabilities that no acceptance covers: ``check`` fails on them, a server plugin refuses the
 template for them (``AUTOPARSER_ALLOW_UNVERIFIED=1`` serves it anyway) and every request they apply
 to carries a warning. Accepted ones are listed apart and block nothing.
 
 An acceptance is ``TEMPLATE:CAPABILITY``: TEMPLATE is a template's name as autoparser shows it, its
 file name, that name without ``.jinja``, a model id or folder with ``/`` read as ``-``
-(``openai/gpt-oss-120b`` is ``openai-gpt-oss-120b``), or ``*``; CAPABILITY is a self-test scenario
+(``org/my-model`` is ``org-my-model``), or ``*``; CAPABILITY is a self-test scenario
 (``content_tool``), a capability's name (``content before a call``) or ``*``. Lists come from the
 command line (``--accept``), ``ChatTemplate(accept=...)`` or the environment variable
 :data:`ACCEPT_ENV`; an entry that names a file stands for the entries on its lines (``#`` starts a

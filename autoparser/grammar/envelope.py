@@ -24,7 +24,8 @@ from .. import markers as mk
 from ..errors import ParseError
 from ..runtime.envelope import EnvelopeEngine
 from ..runtime.message import Message
-from .peg import _JSON_RULES, PegParser, _Context, _lit, _rx
+from .peg import PegParser, _Context
+from .peg_rules import _JSON_RULES, _lit, _rx
 
 if TYPE_CHECKING:
     from ..plan import RequestPlan

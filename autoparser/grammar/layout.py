@@ -17,10 +17,11 @@ through it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from autoparser import markers as mk
 from autoparser.analysis.layout.model import CallLayout, Piece
+from autoparser.analysis.model import ToolFormat
 from autoparser.values.codecs import Codec
 from autoparser.values.spelling import Values
 
@@ -29,11 +30,25 @@ from .escaped import codec_copy, frame
 from .gbnf import GbnfBuilder, char_class, literal, sanitize_name
 from .pieces import WS_MAX
 from .pyvalue import LiteralConverter
-from .schema import _Converter
+from .schema import _Converter, strict_objects
 from .spelled import Follow, Speller, cut
 
-if TYPE_CHECKING:
-    from .request import _Grammar
+
+class _Grammar(Protocol):
+    """What a call layout's rules take from the request's grammar under construction
+    (:class:`autoparser.grammar.request._Grammar`)."""
+
+    b: GbnfBuilder
+    ws: str
+    t: ToolFormat
+    stops: list[str]
+
+    @property
+    def plan(self) -> Any: ...
+
+    def lead(self, role: str, m: str) -> str: ...
+
+    def split_stop(self, m: str) -> tuple[str, str]: ...
 
 __all__ = ["layout_call", "name_index"]
 
@@ -122,7 +137,6 @@ def _end_text(g: _Grammar) -> str:
 
 
 def _schema(g: _Grammar, tool: str) -> Any:
-    from .request import strict_objects
 
     return strict_objects(g.plan.schemas[tool])
 

@@ -21,7 +21,6 @@ mapper reads; nothing here imports the runtime.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -33,11 +32,11 @@ from ..analysis.layout.model import KEY_AGAIN, CallLayout, Items
 from ..values.codecs import Codec
 from ..values.decode import ItemHow, streams
 from ..values.spelling import Values, schema_types
+from .peg_rules import _JSON_RULES, _PYTHON_JSON, _closing, _lit, _Rules, _rx, _seq
 
 if TYPE_CHECKING:
     from .. import ir
     from ..plan import ToolPlan
-    from .peg import _Rules
 
 __all__ = ["LayoutRules", "LayoutValue", "Wrapped", "layout_call"]
 
@@ -76,20 +75,6 @@ class LayoutRules:
     python: bool = False                                       # JSON arguments in Python spellings
 
 
-def _rx(src: str) -> str:
-    from .peg import _rx as rx
-
-    return rx(src)
-
-
-def _lit(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)
-
-
-def _seq(*parts: str) -> str:
-    return " ".join(p for p in parts if p)
-
-
 def _piece_rx(text: str, separates: bool = False) -> str:
     """A literal piece as the reader matches it: white space before it, its own white space tolerated."""
     return r"\s*" + mk.lit_source(text, separates=separates) if text.strip() else (r"\s+" if separates else r"\s*")
@@ -97,7 +82,6 @@ def _piece_rx(text: str, separates: bool = False) -> str:
 
 def layout_call(b: _Rules, g: ir.Grammar, tp: ToolPlan, lr: LayoutRules) -> tuple[str, str]:
     """The call rules of a layout format: (the call's start, the rest of the call)."""
-    from .peg import _closing
 
     t = tp.format
     layout = t.layout
@@ -192,7 +176,6 @@ def _coded(b: _Rules, spec: str, end_src: str, name: str, lr: LayoutRules, wrapp
 
 def _inner_items(items: Items, values: Values, schema: Any, prefix: str, lr: LayoutRules) -> Grammar:
     """A grammar of its own for items written inside a string codec (read from the decoded text)."""
-    from .peg import _Rules
 
     inner = _Rules()
     root = _Items(inner, lr, items, values, schema, prefix, r"\s*\Z").rule()
@@ -206,7 +189,6 @@ def _inner_items(items: Items, values: Values, schema: Any, prefix: str, lr: Lay
 def add_json_rules(b: _Rules, python: bool) -> None:
     """``pj_*``: JSON values that also take Python's spellings (a nested value the reader scans as
     either); added when a rule uses them."""
-    from .peg import _JSON_RULES, _PYTHON_JSON
 
     if not python and not any("pj_" in body for body in b.rules.values()):
         return

@@ -54,7 +54,15 @@ from .layout import layout_call, name_index
 from .lines import line_args_rule, ordered
 from .pieces import DIGITS_MAX, WILD, WS_MAX, piece_expr
 from .pyvalue import LiteralConverter, literal_args_rule, python_value_rule
-from .schema import _Converter, _group, json_rule, json_string_expr, schema_value_rule, space_rule
+from .schema import (
+    _Converter,
+    _group,
+    json_rule,
+    json_string_expr,
+    schema_value_rule,
+    space_rule,
+    strict_objects,
+)
 
 if sys.version_info >= (3, 11):
     import re._constants as sre_c
@@ -122,33 +130,6 @@ class _Goal:
                      parallel=tp.parallel if tp is not None else True, answer=answer,
                      answer_schema=schema if answer else None,
                      opened=isinstance(g.get("tool_calls_opened"), ir.Calls))
-
-
-_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
-_SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
-_SCHEMA_ONE = ("items", "additionalProperties", "not", "contains", "if", "then", "else")
-
-
-def strict_objects(schema: Any) -> Any:
-    """`schema` with ``additionalProperties: false`` on objects that declare properties and omit it."""
-    if not isinstance(schema, dict):
-        return schema
-    out = dict(schema)
-    for key in _SCHEMA_MAPS:
-        if isinstance(schema.get(key), dict):
-            out[key] = {k: strict_objects(v) for k, v in schema[key].items()}
-    for key in _SCHEMA_LISTS:
-        if isinstance(schema.get(key), list):
-            out[key] = [strict_objects(v) for v in schema[key]]
-    for key in _SCHEMA_ONE:
-        value = schema.get(key)
-        if isinstance(value, list):
-            out[key] = [strict_objects(v) for v in value]
-        elif isinstance(value, dict):
-            out[key] = strict_objects(value)
-    if isinstance(schema.get("properties"), dict) and schema["properties"] and "additionalProperties" not in schema:
-        out["additionalProperties"] = False
-    return out
 
 
 # ---------------------------------------------------------------- the grammar
@@ -222,11 +203,27 @@ class _Grammar:
         then the calls' key through its first marker piece (``op.exact``)."""
         env = self.ir.envelope
         assert env is not None
-        keys = [k for k in (env.reasoning_key, env.content_key) if k]
-        string = json_rule(self.b, "string")
-        member = " | ".join(f"{json_string_expr(k)} {self.ws} \":\" {self.ws} ( {string} | \"null\" )" for k in keys)
+        keys = self.envelope_keys()
+        member = self.envelope_member()
         members = f"( ( {member} ) {self.ws} \",\" {self.ws} ){{0,{len(keys)}}}" if keys else ""
         return self.b.rule("envelope-lead", _join('"{"', self.ws, members, literal(self.op.exact)))
+
+    def envelope_keys(self) -> list[str]:
+        env = self.ir.envelope
+        assert env is not None
+        return [k for k in (env.reasoning_key, env.content_key) if k]
+
+    def envelope_member(self) -> str:
+        """One reasoning or reply member of a turn envelope: its key, a JSON string or null."""
+        string = json_rule(self.b, "string")
+        return " | ".join(f"{json_string_expr(k)} {self.ws} \":\" {self.ws} ( {string} | \"null\" )"
+                          for k in self.envelope_keys())
+
+    def envelope_tail(self) -> str:
+        """A forced turn envelope after its calls: its other members, then its closing brace."""
+        keys = self.envelope_keys()
+        members = f"( {self.ws} \",\" {self.ws} ( {self.envelope_member()} ) ){{0,{len(keys)}}}" if keys else ""
+        return self.b.rule("envelope-tail", _join(members, self.ws, '"}"'))
 
     def opened_answer(self) -> str:
         """After a call start the prompt wrote, what leads an answer: the rest of the answer's start
@@ -384,6 +381,8 @@ class _Grammar:
             return self.b.rule("tail", self.b.until(op.exact))
         stops = " | ".join(literal(s) for s in self.stops)
         after = f"( ( {stops} ) {self.ws} )?" if stops else ""   # an end of turn the server did not cut
+        if not free and self.ir.envelope is not None:
+            return _join(self.envelope_tail(), self.ws, after)
         if t.section_end.strip() and not t.section_start.strip():
             return _join(f"( {self.lead('section-end', t.section_end)} )?", self.ws, after)
         return _join(self.ws, after)

@@ -57,16 +57,6 @@ class CallReader:
         """The output ended inside this call: close its arguments."""
 
 
-def make_call_reader(engine: Engine, fmt: ToolFormat) -> CallReader:
-    if fmt.style == "json":
-        return JsonCallReader(engine, fmt)
-    if fmt.style == "layout":
-        from .layout import LayoutCallReader
-
-        return LayoutCallReader(engine, fmt)
-    return TaggedCallReader(engine, fmt)
-
-
 def _skip_ws(buf: str, i: int) -> int:
     n = len(buf)
     while i < n and buf[i] in WS:

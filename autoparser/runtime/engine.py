@@ -28,9 +28,10 @@ from .. import ir
 from .. import markers as mk
 from ..analysis.model import ToolFormat
 from ..plan import PerPlan, RequestPlan, name_prefix_pattern
-from .calls import CallReader, make_call_reader
+from .calls import CallReader
 from .guard import check_calls
 from .message import Message, ToolCall
+from .readers import make_call_reader
 
 WS = " \t\r\n"
 Hit = tuple[int, int, "regex.Match[str]"]   # (start, kind, match): where tentative reasoning may end

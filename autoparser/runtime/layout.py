@@ -414,11 +414,11 @@ def _hole_ends(layout: CallLayout, i: int) -> tuple[regex.Pattern[str], dict[str
     if j < len(pieces) and pieces[j].kind == "args" and _args_start(layout):
         # the arguments follow the hole directly: it runs to where they begin (``NAME/key/value``), or,
         # when there are none, to the literal after them (``<tool_call>NAME</tool_call>``)
-        alts = [f"(?={_args_start(layout)})"]
+        ahead = [f"(?={_args_start(layout)})"]
         after = pieces[j + 1] if j + 1 < len(pieces) else None
         if after is not None and after.kind == "lit" and after.text.strip():
-            alts.append(f"(?={lit_source(after.text)})")
-        return mk.compile_source(f"(?P<e{j}>{'|'.join(alts)})"), {f"e{j}": j}
+            ahead.append(f"(?={lit_source(after.text)})")
+        return mk.compile_source(f"(?P<e{j}>{'|'.join(ahead)})"), {f"e{j}": j}
     if j >= len(pieces) or pieces[j].kind != "lit" or not pieces[j].text.strip() or \
             pieces[j].text.startswith(mk.HEADER):
         return None

@@ -45,9 +45,10 @@ from .. import markers as mk
 from ..analysis.model import ToolFormat
 from ..plan import PerPlan, RequestPlan
 from ..values.decode import args_text
-from .calls import make_call_reader, name_stops
+from .calls import name_stops
 from .engine import Hit, Step, Tables, first_hit, start_state, tables
 from .message import Message, ToolCall
+from .readers import make_call_reader
 
 WS = " \t\r\n"          # what the engine skips before a marker or a JSON value
 _JWS = "[ \t\r\n]*"

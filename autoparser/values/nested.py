@@ -14,7 +14,7 @@ from typing import Any
 import regex
 
 from .codecs import Codec
-from .spelling import KEY_AGAIN, MAX_DEPTH, NUMBER, Items, Values
+from .written import KEY_AGAIN, MAX_DEPTH, NUMBER, Items, Values
 
 _MAX_STEPS = 100_000
 _KEY = regex.compile(r"[\w.\-$@]{1,128}")

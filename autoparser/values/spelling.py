@@ -14,73 +14,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
-import regex
-
 from .codecs import Codec
+from .nested import parse_own
 from .pyliteral import python_to_json
 from .schemas import TYPE_ALIASES
-
-KEY_AGAIN = "\x04"   # in an item's literal: the key written a second time (``<KEY>v</KEY>``)
-
-
-@dataclass(frozen=True)
-class Slot:
-    """How a string or a number is written: ``pre`` + codec(value) + ``post``."""
-
-    pre: str = ""
-    post: str = ""
-    codec: str = "raw"
-
-
-@dataclass(frozen=True)
-class Items:
-    """A sequence of items: ``open`` item (``sep`` item)* ``close``, each item ``item_pre`` KEY
-    ``kv`` VALUE ``item_post`` (``keyed`` False: positional values, no key). ``open``/``close``
-    are written only when there is an item. ``item_post`` may hold :data:`KEY_AGAIN`. ``values``
-    is how the values are written (a nested container's is its parent's, and None)."""
-
-    open: str = ""
-    close: str = ""
-    sep: str = ""
-    item_pre: str = ""
-    kv: str = ""
-    item_post: str = ""
-    keyed: bool = True
-    key: Slot = field(default_factory=Slot)
-    values: Values | None = None
-
-
-@dataclass(frozen=True)
-class Values:
-    """How argument values of each JSON type are written, after the key/value separator.
-
-    ``string``, ``number`` and ``integer`` are slots; ``true``, ``false`` and ``null`` the whole texts the
-    template writes for them; ``nested`` how arrays and objects are written: a serializer
-    (``"json"``, ``"json(compact)"``, ``"python"``, ``"spelled"``: JSON's brackets with leaves
-    spelled as here) with ``nested_pre``/``nested_post`` around it, escaped with the string codec
-    ``nested_codec`` when the template writes it as a string; or ``"own"``: the containers
-    ``array`` and ``object`` (:class:`Items` whose values are spelled as here).
-    """
-
-    string: Slot = field(default_factory=Slot)
-    number: Slot = field(default_factory=Slot)     # floats (and integers where ``integer`` is not set)
-    integer: Slot | None = None                     # integers, when written otherwise than floats
-    true: str = "true"
-    false: str = "false"
-    null: str = "null"
-    nested: str = "json"
-    nested_pre: str = ""
-    nested_post: str = ""
-    nested_codec: str = ""
-    array: Items | None = None
-    object: Items | None = None
-
-
-NUMBER = regex.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
-MAX_DEPTH = 32
+from .written import KEY_AGAIN, MAX_DEPTH, NUMBER, Items, Slot, Values
 
 
 def nested_text(value: Any, serializer: str, wrap: str = "", values: Values | None = None) -> str:
@@ -220,7 +160,6 @@ def _nested(text: str, values: Values) -> Any:
     if body is None:
         return NO
     if values.nested == "own":
-        from .nested import parse_own
 
         got = parse_own(body, values)
         return NO if got is None else got
