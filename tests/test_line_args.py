@@ -51,6 +51,15 @@ def _args(msg: dict[str, Any]) -> list[Any]:
     return [json.loads(c["function"]["arguments"]) for c in msg.get("tool_calls") or []]
 
 
+def _key_value_items(t: ChatTemplate) -> bool:
+    """The arguments are read as key/value items: a call layout's items (issue 21), or the key-line
+    reader that keeps what layouts do not describe (YAML blocks)."""
+    f = t.analysis.tools
+    if f.style == "layout":
+        return f.layout is not None and f.layout.args.kind == "items" and f.layout.args.items is not None
+    return f.args in ("yaml", "kwargs")
+
+
 def test_the_analysis_reads_key_value_lines(tmpl: ChatTemplate) -> None:
     t = tmpl.analysis.tools
     assert t.args == "yaml" and t.tagged is not None
@@ -116,7 +125,7 @@ def test_synthesized_key_value_lines(combo: str) -> None:
     """Indented lines, raw multi-line strings and JSON values as the synthesizer writes them."""
     c = synth.Combo(*combo.split("-"))
     t = ChatTemplate.from_string(synth.render(c))
-    assert t.analysis.tools.args == "yaml"
+    assert _key_value_items(t)
     result = self_test(t)
     assert result.ok and len(result.passed) >= 10
 
@@ -136,11 +145,11 @@ def _variant(combo: str, line: str) -> str:
 def test_kwargs_pairs_fixture_and_quoted_separators() -> None:
     t = ChatTemplate.from_file(KWARGS)
     fmt = t.analysis.tools
-    assert fmt.args == "kwargs" and fmt.tagged is not None
-    assert (fmt.tagged.prefix, fmt.tagged.key_suffix, fmt.tagged.separator, fmt.tagged.strings_json) == ("", "=", "; ", True)
+    assert fmt.style == "layout" and fmt.layout is not None and fmt.layout.args.items is not None
+    assert (fmt.layout.args.items.kv, fmt.layout.args.items.sep.strip()) == ("=", ";")
     assert self_test(t).ok
     req = t.apply(HISTORY, tools=TOOLS, tool_choice="required")
-    text = '<|invoke|>book code="a; flag=b"; flag=\'it\\\'s\'; exact=True; note=None; count=3; where={"zip": 75001}<|/invoke|>'
+    text = '<|invoke|>book code="a; flag=b"; flag="it\'s"; exact=True; note=None; count=3; where={"zip": "75001"}<|/invoke|>'
     assert _args(req.parse(text).to_dict()) == [{"code": "a; flag=b", "flag": "it's", "exact": True, "note": None,
                                                  "count": 3, "where": {"zip": "75001"}}]
     assert req.parse_strict(text).to_dict() == req.parse(text).to_dict()
@@ -161,7 +170,7 @@ def test_kwargs_pairs_fixture_and_quoted_separators() -> None:
 ])
 def test_key_value_pairs_one_per_line_or_separated(combo: str, line: str) -> None:
     t = ChatTemplate.from_string(_variant(combo, line))
-    assert t.analysis.tools.args == "kwargs"
+    assert _key_value_items(t)
     result = self_test(t)
     assert result.ok and len(result.passed) >= 10
 
@@ -182,7 +191,9 @@ ATTR = Path(__file__).resolve().parents[1] / "templates" / "attr_json.jinja"
 
 def test_json_arguments_in_an_attribute_with_character_references() -> None:
     t = ChatTemplate.from_file(ATTR)
-    assert t.analysis.tools.args == "json_attr" and self_test(t).ok
+    f = t.analysis.tools
+    assert f.layout is not None and (f.layout.args.kind, f.layout.args.codec) == ("json", "entities(html)")
+    assert self_test(t).ok
     req = t.apply(HISTORY, tools=TOOLS, tool_choice="required")
     args = {"code": 'say "hi" & <bye>', "count": 2, "where": {"zip": "75001"}}
     for quote in ("&#34;", "&quot;"):
@@ -192,6 +203,7 @@ def test_json_arguments_in_an_attribute_with_character_references() -> None:
         assert msg["content"] == "Sure." and _args(msg) == [args]
         assert req.parse_strict(text).to_dict() == req.parse(text).to_dict()
         call = text.removeprefix("Sure.\n")      # tool_choice required: the call comes first
-        assert req.gbnf is not None and accepts(req.gbnf, call) and not accepts(req.gbnf, text)
+        # the grammar writes the template's own character references (&#34;); the reader takes any
+        assert req.gbnf is not None and accepts(req.gbnf, call) == (quote == "&#34;") and not accepts(req.gbnf, text)
     cut = req.parse('<invoke tool="book" arguments="{&#34;code&#34;: &#34;a &amp; b&#34;, &#3')
     assert cut.truncated and _args(cut.to_dict()) == [{"code": "a & b"}]

@@ -216,8 +216,6 @@ class Analysis:
                t.name_prefix, t.name_suffix, t.call_close, t.id_prefix, t.id_suffix, *self.end_of_turn]
         if t.tagged:
             raw += [t.tagged.prefix, t.tagged.key_suffix, t.tagged.value_end]
-        if t.layout is not None:   # a layout's literals (``[ARGS]``, ``</invoke>``)
-            raw += [p.text for p in t.layout.pieces if p.kind == "lit"]
         out: list[str] = []
         for m in raw:
             for piece in m.split():

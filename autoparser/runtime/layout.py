@@ -137,8 +137,11 @@ class LayoutCallReader(Phases, CallReader):
         if st == "match":
             return self._advance(end)
         if final and pat is not None and _cut(pat, buf, pos):
+            self._cut_short()
             return self._advance(len(buf))   # the output stopped inside this literal
         if self.args_done:
+            if final and _skip_ws(buf, pos) == len(buf):
+                self._cut_short()            # the output stopped before this literal
             return self._advance(pos)        # a literal after the arguments left out: the call still ends
         return "bad", pos
 
@@ -295,7 +298,15 @@ class LayoutCallReader(Phases, CallReader):
             if (m is None or m.partial) and not final:
                 return "more", stop
         text = "".join(self.coded)
-        self._emit(args_text(text, self.layout.args.kind == "python") if text.strip() else "{}")
+        python = self.layout.args.kind == "python"
+        closed = _closed_cut(text, python) if final and stop >= len(buf) else None
+        if closed is not None:
+            # the output stopped inside the arguments: what was written, closed, and the call flagged
+            self._emit(args_text(closed, python))
+            self.args_done = True
+            self._cut_short()
+            return self._advance(stop)
+        self._emit(args_text(text, python) if text.strip() else "{}")
         self.args_done = True
         return self._advance(stop)
 
@@ -381,6 +392,15 @@ class LayoutCallReader(Phases, CallReader):
         return mk.tool_name(names) + (r"\s*" + mk.pattern(after) if after else r"(?=\s)")
 
     # -------------------------------------------------------------- the end
+    def _cut_short(self) -> None:
+        """The output ended before the call did (inside or before its closing literal, inside its
+        arguments): the call and the message are flagged truncated."""
+        if self.index is None and self.name:
+            self._announce()
+        if self.index is not None:
+            self._mark_truncated()
+            self.engine.msg.truncated = True
+
     def truncate(self) -> None:
         if self.index is None:
             if not self.name:
@@ -466,6 +486,24 @@ def _cut(pat: regex.Pattern[str], buf: str, pos: int) -> bool:
         return False
     m = pat.match(buf, i, partial=True)
     return m is not None and m.partial
+
+
+
+def _closed_cut(text: str, python: bool) -> str | None:
+    """JSON (or a Python literal) the output stopped inside, closed after its last complete part;
+    None when it is complete or no JSON at all."""
+    if not text.strip():
+        return None
+    sc = JsonScanner(python=python, track_depth=0)
+    if sc.feed(text) is not None:
+        return None
+    if sc.failed:
+        # a cut escape the codec could not decode (``&#3``) ends it: the part before it, closed
+        again = JsonScanner(python=python, track_depth=0)
+        if not sc.commit or again.feed(text[:sc.commit]) is not None or again.failed:
+            return None
+        sc = again
+    return sc.text[:sc.commit] + sc.closing()
 
 
 __all__ = ["LayoutCallReader"]
