@@ -130,7 +130,7 @@ def _streamed(req: Any, text: str, size: int) -> dict[str, Any]:
 
 def _normal(msg: dict[str, Any]) -> dict[str, Any]:
     return {"content": turns.norm(msg["content"]), "reasoning": turns.norm(msg["reasoning_content"]),
-            "calls": [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in msg["tool_calls"]]}
+            "calls": [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in msg.get("tool_calls") or []]}
 
 
 @pytest.mark.parametrize(("kind", "variant"), COMBOS)

@@ -34,6 +34,12 @@ _MAX_KEY = 256
 _GENERIC_KEY = r"[\w.\-]{1,64}"
 
 
+def _bracketed(before: str, after: str) -> bool:
+    """A key between these texts sits inside a tag or brackets they open and close."""
+    return any(before.rstrip().endswith(o) or (o in before and c not in before.split(o)[-1]) and c in after
+               for o, c in (("<", ">"), ("[", "]")))
+
+
 def _opt(src: str) -> str:
     return src if src else ""
 
@@ -68,7 +74,9 @@ class ItemsReader(Phases):
         keyalt = "(?:" + "|".join(regex.escape(k) for k in sorted(self.keys, key=len, reverse=True)) + ")" \
             if self.keys else _GENERIC_KEY
         self.keyalt = keyalt
-        key_ahead = ("(?=" + keyalt + lit_source(it.kv) + ")") if it.keyed else ""
+        # the next item: a declared key, or any key inside a tag or brackets (``<parameter=unit>``)
+        ahead = _GENERIC_KEY if _bracketed(it.item_pre, it.kv) else keyalt
+        key_ahead = ("(?=" + ahead + lit_source(it.kv) + ")") if it.keyed else ""
         c = mk.compile_source
         first = lit_source(it.open) + lit_source(it.item_pre)
         self.p_first = c(first + key_ahead) if (first or key_ahead) else None
@@ -204,8 +212,12 @@ class ItemsReader(Phases):
         if self.own_post:
             src = "(?P<post>" + lit_source(s_post + post, lead_optional=True) + ")"
             if it.keyed and it.item_pre.strip() and it.kv.strip():
-                # a value whose closing text was left out ends where the next item begins
-                src += r"|(?=\s*" + lit_source(it.sep) + lit_source(it.item_pre) + self.keyalt + lit_source(it.kv) + ")"
+                # a value whose closing text was left out ends where the next item begins: a declared key,
+                # or any key written inside a tag or brackets (``<parameter=unit>``, ``[ARG unit]``)
+                key = self.keyalt
+                if _bracketed(it.item_pre, it.kv):
+                    key = _GENERIC_KEY
+                src += r"|(?=\s*" + lit_source(it.sep) + lit_source(it.item_pre) + key + lit_source(it.kv) + ")"
             return mk.compile_source(src)
         alts = []   # the value's end is what follows it: white space, then the next item or the end
         nxt = lit_source(post + it.sep, lead_optional=True, separates=True) + lit_source(it.item_pre)

@@ -30,6 +30,8 @@ def nested_text(value: Any, serializer: str, wrap: str = "", values: Values | No
     ``{"a": True, "b": None}``) or ``own`` (``values``' containers)."""
     if serializer == "json(compact)":
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    elif serializer == "json(ascii)":
+        text = json.dumps(value)   # Python's json.dumps as is: non-ASCII as \u escapes
     elif serializer == "python":
         text = str(value)
     elif serializer == "spelled" and values is not None:

@@ -604,7 +604,8 @@ def _object_candidates(text: str, want: dict[str, Any]) -> list[tuple[Any, str, 
     out: list[tuple[Any, str, str]] = []
     wraps = ["", *WRAPS]
     for codec in wraps:
-        for kind, serializer in (("json", "json"), ("json", "json(compact)"), ("python", "python")):
+        for kind, serializer in (("json", "json"), ("json", "json(compact)"), ("json", "json(ascii)"),
+                                 ("python", "python")):
             if nested_text(want, serializer, codec) == text:
                 out.append((kind, serializer, codec))
     return out

@@ -24,7 +24,7 @@ _FAMILIES = {
     "shell": "shell-quoted", "percent": "percent-encoded", "entities": "with character references (&quot;)",
     "escaped": "bare, with a backslash before special characters", "table": "with learned substitutions",
 }
-_NESTED = {"json": "as JSON", "json(compact)": "as compact JSON", "python": "as Python literals",
+_NESTED = {"json": "as JSON", "json(compact)": "as compact JSON", "json(ascii)": "as JSON, non-ASCII escaped", "python": "as Python literals",
            "spelled": "as JSON with the values inside spelled as here",
            "own": "in the format's own syntax"}
 
@@ -108,7 +108,7 @@ def args_words(args: ArgsLayout) -> str:
     elif args.kind == "python":
         out = "a Python dict literal"
     else:
-        out = "a JSON object" + (" (compact)" if args.serializer == "json(compact)" else "")
+        out = "a JSON object" + {"json(compact)": " (compact)", "json(ascii)": " (non-ASCII escaped)"}.get(args.serializer, "")
     if args.codec:
         out += f", written inside a string {codec_words(args.codec)}"
     return out
