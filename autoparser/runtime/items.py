@@ -36,8 +36,7 @@ _GENERIC_KEY = r"[\w.\-]{1,64}"
 
 def _bracketed(before: str, after: str) -> bool:
     """A key between these texts sits inside a tag or brackets they open and close."""
-    return any(before.rstrip().endswith(o) or (o in before and c not in before.split(o)[-1]) and c in after
-               for o, c in (("<", ">"), ("[", "]")))
+    return any(o in before and c not in before.split(o)[-1] and c in after for o, c in (("<", ">"), ("[", "]")))
 
 
 def _opt(src: str) -> str:
