@@ -150,7 +150,7 @@ class _Copier:
         self.special = _special(codec.spec)
         self.escapes = escapes       # the codec writes no non-ASCII character raw: its escapes are used
         self.items = [i for i in (codec.forms[0].items if codec.forms else ()) if not isinstance(i, Chars)]
-        self.patterns = [regex.compile(_node_regex(i)) for i in self.items]
+        self.patterns = [regex.compile(_node_regex(i), cache_pattern=False) for i in self.items]
 
     def literal(self, token: str) -> str:
         text = _literal_text(token)

@@ -145,8 +145,10 @@ def compile_marker(marker: str) -> regex.Pattern[str] | None:
 
 @functools.lru_cache(maxsize=4096)
 def compile_source(src: str) -> regex.Pattern[str]:
-    """Compiled once per process: requests for the same template reuse their patterns."""
-    return regex.compile(src)
+    """Compiled once per process: requests for the same template reuse their patterns. Kept out of
+    the ``regex`` module's own cache, which evicts at random (``random.sample`` on the global
+    generator: a library must not move its caller's random state)."""
+    return regex.compile(src, cache_pattern=False)
 
 
 def match_here(pat: regex.Pattern[str] | None, text: str, pos: int, final: bool) -> tuple[str, int]:

@@ -216,7 +216,7 @@ def word_end(marker: str) -> str:
 @functools.lru_cache(maxsize=256)
 def _compile(pieces: tuple[str, ...]) -> regex.Pattern[str]:
     extra = [_piece_pattern(p) for p in sorted(pieces, key=len, reverse=True) if not SHAPES.fullmatch(p)]
-    return regex.compile("|".join([SHAPES_SOURCE, *extra])) if extra else SHAPES
+    return regex.compile("|".join([SHAPES_SOURCE, *extra]), cache_pattern=False) if extra else SHAPES
 
 
 class Vocabulary:

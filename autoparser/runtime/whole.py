@@ -174,7 +174,8 @@ def _tagged_reader(t: ToolFormat, names: tuple[str, ...]) -> CallRead | None:
     if not name:
         return None
     # the name is stripped (any white space around it), the markers are found after JSON white space
-    p_head = regex.compile(_JWS + mk.pattern(t.name_prefix) + r"\s*" + name + r"\s*" + mk.pattern(t.name_suffix) + _JWS)
+    p_head = regex.compile(_JWS + mk.pattern(t.name_prefix) + r"\s*" + name + r"\s*" + mk.pattern(t.name_suffix) + _JWS,
+                           cache_pattern=False)
     p_close = mk.compile_marker(t.call_close)
     strings = t.args_as_string
 

@@ -195,7 +195,7 @@ def pattern_problem(p: str) -> str | None:
 def compile_pattern(p: str) -> regex.Pattern[str]:
     """``p`` compiled (cached); raises ``regex.error`` for what is no regular expression. Call it
     only on patterns :func:`pattern_problem` accepts."""
-    return regex.compile(p)
+    return regex.compile(p, cache_pattern=False)
 
 
 def search(pattern: regex.Pattern[str], text: str, deadline: Deadline) -> bool | None:
