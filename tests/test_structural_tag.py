@@ -83,11 +83,15 @@ def test_prompt_opened_reasoning_is_a_required_block() -> None:
     assert first["type"] == "tag" and first["begin"] == "" and first["end"].strip() == "</think>"
 
 
-def test_tagged_arguments_are_not_exported() -> None:
+def test_item_arguments_are_one_tag_per_item() -> None:
+    """A call layout's items (``<parameter=K>⏎V⏎</parameter>``) export as one tag per argument."""
     case = next(c for c in TOOL_CASES if c.path.stem == "xml_params")
     req = template(case.path).apply(case.history, tools=case.tools)
-    with pytest.raises(ExportError, match="JSON object"):
-        req.structural_tag()
+    call = req.structural_tag()["format"]["tags"][0]
+    assert call["begin"] == "<tool_call>\n<function=get_weather>\n"
+    items = call["content"]["tags"]
+    assert [(t["begin"], t["end"]) for t in items] == [("<parameter=location>\n", "\n</parameter>\n"),
+                                                      ("<parameter=unit>\n", "\n</parameter>\n")]
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in TOOL_CASES]
