@@ -140,8 +140,9 @@ class LayoutCallReader(Phases, CallReader):
             self._cut_short()
             return self._advance(len(buf))   # the output stopped inside this literal
         if self.args_done:
-            if final and _skip_ws(buf, pos) == len(buf):
-                self._cut_short()            # the output stopped before this literal
+            if final and self._cut_structure(buf[pos:]):
+                self._cut_short()            # the output stopped before this literal, or inside the
+                return self._advance(len(buf))   # start of another argument (``<arg_ke``)
             return self._advance(pos)        # a literal after the arguments left out: the call still ends
         return "bad", pos
 
@@ -220,6 +221,9 @@ class LayoutCallReader(Phases, CallReader):
                 return "more", pos
             self.args_done = True
             if status == "bad":
+                if final and not self._closes_later(buf, pos):
+                    self._cut_short()   # the output stopped inside an item (``<arg_key>loca``)
+                    return self._advance(len(buf))
                 self.broke = True
             return self._advance(pos)
         if args.codec:
@@ -392,6 +396,36 @@ class LayoutCallReader(Phases, CallReader):
         return mk.tool_name(names) + (r"\s*" + mk.pattern(after) if after else r"(?=\s)")
 
     # -------------------------------------------------------------- the end
+    def _closes_later(self, buf: str, pos: int) -> bool:
+        """The call's last literal piece (its end) is written somewhere after ``pos``."""
+        last = max((i for i, p in enumerate(self.layout.pieces) if p.kind == "lit" and p.text.strip()), default=None)
+        pat = self.pats[last] if last is not None and last > self.i else None
+        return pat is not None and pat.search(buf, pos) is not None
+
+    def _cut_structure(self, rest: str) -> bool:
+        """``rest`` (the text left at the end of the output) is nothing, or the beginning of a text the
+        call writes after its arguments' start: an item's opening, a separator, a key/value
+        separator, a literal piece."""
+        rest = rest.strip()
+        if not rest:
+            return True
+        texts = [p.text for p in self.layout.pieces if p.kind == "lit"]
+        it = self.layout.args.items
+        if it is not None:
+            texts += [it.sep + it.item_pre, it.item_pre, it.kv, it.item_post, it.close]
+        flat = "".join(rest.split())
+        if any("".join(t.split()).startswith(flat) for t in texts if t.strip()):
+            return True
+        if it is None or not it.keyed:
+            return False
+        for head in (it.sep + it.item_pre, it.item_pre):   # an item cut inside its key (``<arg_key>loca``)
+            head = "".join(head.split())
+            if head and flat.startswith(head):
+                key = _KEY_START.match(flat, len(head))
+                tail = flat[key.end() if key else len(head):]
+                return "".join(it.kv.split()).startswith(tail)
+        return False
+
     def _cut_short(self) -> None:
         """The output ended before the call did (inside or before its closing literal, inside its
         arguments): the call and the message are flagged truncated."""
@@ -487,6 +521,9 @@ def _cut(pat: regex.Pattern[str], buf: str, pos: int) -> bool:
     m = pat.match(buf, i, partial=True)
     return m is not None and m.partial
 
+
+
+_KEY_START = regex.compile(r"[\w.\-]*")
 
 
 def _closed_cut(text: str, python: bool) -> str | None:
