@@ -279,8 +279,9 @@ class _Items:
         post_rule = b.add(self.name(f"post_{j}"), _rx(r"\s*" + mk.lit_source(post))) if post.strip() else ""
         alts = []
         s = v.string
-        if self.codec.self_delimiting and (s.pre + self.codec.opener).strip():
-            src = regex.escape(s.pre) + "(?:" + self.codec.regex_source() + ")" + \
+        quoted = self.codec.when_opened   # (the quoted codec of a value quoted only when needed)
+        if quoted.self_delimiting and (s.pre + quoted.opener).strip():
+            src = regex.escape(s.pre) + "(?:" + quoted.regex_source() + ")" + \
                 ("(?:" + regex.escape(s.post) + ")?" if s.post else "")
             alts.append(self._value_rule(f"q_{j}", _rx(r"\s*" + src), key, "quoted", prop))
         if not v.nested_codec and v.nested != "own" and (not types or types & {"object", "array"}):

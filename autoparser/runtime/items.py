@@ -176,9 +176,11 @@ class ItemsReader(Phases):
                                                for o in (s.pre, v.nested_pre, v.number.pre,
                                                          v.integer.pre if v.integer else "") if o):
             return "more", pos   # a value's opening text is still being written
-        opener = s.pre + (self.string_codec.opener if self.string_codec.self_delimiting else "")
+        codec = self.string_codec
+        delimits = codec.self_delimiting or codec.delimits_when_opened   # (a value quoted only when needed)
+        opener = s.pre + (codec.quote if delimits else "")
         wants_string = not types or "string" in types
-        if self.string_codec.self_delimiting and opener.strip():
+        if delimits and opener.strip():
             if not final and len(text) < len(opener) and opener.startswith(text):
                 return "more", pos
             if text.startswith(opener):
