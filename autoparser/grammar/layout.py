@@ -117,7 +117,8 @@ def _end_text(g: _Grammar) -> str:
     t = g.t
     for m in (g.split_stop(t.section_end)[0], t.call_start, t.name_prefix, *g.stops):
         if m.strip():
-            return mk.tokens(m)[0]
+            toks = mk.tokens(m)   # (a token with a digit may be a call's number: ``1. `` then ``2. ``)
+            return next((k for k in toks if not any(c.isdigit() for c in k)), toks[0])
     return ""
 
 
