@@ -374,6 +374,8 @@ class LayoutCallReader(Phases, CallReader):
         if not names:
             return ""
         if f.name_prefix.strip():
+            if next(i for i, p in enumerate(self.layout.pieces) if p.kind == "name") > 1:
+                return mk.pattern(f.name_prefix)   # an id (or more) between it and the name
             return mk.pattern(f.name_prefix) + r"\s*" + mk.tool_name(names)
         after = f.name_suffix if f.name_suffix.strip() else ""
         return mk.tool_name(names) + (r"\s*" + mk.pattern(after) if after else r"(?=\s)")

@@ -261,6 +261,8 @@ def value_slots(region: str, items: Items, keys: Sequence[str]) -> dict[str, str
         if not items.keyed:
             return None   # positional values are read by their separators (below)
         if end < start:
+            if key in FLAGGED_PROBES:
+                continue   # (a boolean written as the key alone: ``--flag``, ``--no-flag``)
             return None
         out[key] = region[start:end]
     return out
@@ -349,6 +351,9 @@ def learn_values(slots: dict[str, str], s_pre: str, s_post: str, n_pre: str, n_p
 
 
 NESTED_PROBES = ("pv56_arr", "pv57_obj")
+# probe values whose spelling may be left unverified (the verification flags their scenarios)
+WORD_PROBES = ("pv53_true", "pv54_false", "pv55_null")
+FLAGGED_PROBES = (*WORD_PROBES, *NESTED_PROBES)
 
 
 def _learn_own(samples: Sequence[tuple[Any, str]], values: Values) -> Values | None:
@@ -521,6 +526,9 @@ def learn_call_layout(r: Renders, units: CallUnits, marker: str, why: list[str] 
     slots = value_slots(vregion, items, [k for k, _ in value_probes()]) if vregion is not None else None
     if slots is None:
         why.append("the probe values are not where the items are")
+    elif items.item_pre.strip():
+        # a boolean or null whose text holds the next item's start is no spelling (``--a --no-b``)
+        slots = {k: t for k, t in slots.items() if k not in WORD_PROBES or items.item_pre.strip() not in t}
     follow = items.item_post if items.item_post.strip() else items.sep + items.item_pre
     values = learn_values(slots or {}, s_pre, s_post, n_pre, n_post, why,
                           [d for d in (follow, items.close) if d.strip()])
@@ -651,9 +659,10 @@ def check_layout(layout: CallLayout, r: Renders, units: CallUnits, marker: str) 
 
 
 def _scalars_agree(layout: CallLayout, r: Renders, lo: int) -> bool:
-    """The probe values' render holds every probe value where the items put it, and every string,
-    number, boolean and null written as the layout writes it: only arrays and objects differ (a
-    spelling no candidate writes; left to the verification, which flags those scenarios)."""
+    """The probe values' render holds every probe value where the items put it, and every string
+    and number written as the layout writes it: only booleans, null, arrays and objects differ (a
+    spelling no candidate writes, such as a boolean written as the key alone; left to the
+    verification, which flags those scenarios)."""
     items = layout.args.items
     if layout.args.codec or items is None or items.values is None or not items.keyed or r.zero is None:
         return False
@@ -662,4 +671,4 @@ def _scalars_agree(layout: CallLayout, r: Renders, lo: int) -> bool:
     slots = value_slots(region, items, [k for k, _ in probes]) if region is not None else None
     if slots is None:
         return False
-    return all(slots.get(k) == encode_value(items.values, v) for k, v in probes if k not in NESTED_PROBES)
+    return all(slots.get(k) == encode_value(items.values, v) for k, v in probes if k not in FLAGGED_PROBES)
