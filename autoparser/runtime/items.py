@@ -180,7 +180,9 @@ class ItemsReader(Phases):
         delimits = codec.self_delimiting or codec.delimits_when_opened   # (a value quoted only when needed)
         opener = s.pre + (codec.quote if delimits else "")
         wants_string = not types or "string" in types
-        if delimits and opener.strip():
+        side_by_side = v.nested == "own" and v.array is not None and not (v.array.open + v.array.item_pre).strip() \
+            and "array" in types and "string" not in types   # (``tags "a" "b"``: read whole, up to its end)
+        if delimits and opener.strip() and not side_by_side:
             if not final and len(text) < len(opener) and opener.startswith(text):
                 return "more", pos
             if text.startswith(opener):
