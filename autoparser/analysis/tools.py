@@ -310,8 +310,10 @@ def _analyze_tools(pr: Prober, eot_text: str) -> tuple[ToolFormat, list[str]]:
     fmt, notes = _read_turns(turns, eot_text)
     if fmt.style != "json":
         laid = layout_format(pr, turns, eot_text)
-        if laid is not None:
-            return laid, [n for n in notes if "not rendered" not in n]
+        # a layout that leaves some spellings unverified yields to the YAML style, which reads
+        # nested YAML blocks (``key:`` then indented items) that no layout container writes
+        if laid is not None and not (laid[1] and fmt.args == "yaml"):
+            return laid[0], [n for n in notes if "not rendered" not in n]
     if _leaks(fmt) or "tool arguments are not rendered" in notes:
         # the name is written twice per call: in a header (`` to=NAME<|message|>``) and in the call
         # proper (read the call at its last writing), or in the call's opening and closing tags
@@ -742,8 +744,9 @@ def _name_in_id(turns: CallTurns, base: int, eot_text: str, notes: list[str]) ->
 
 
 # ------------------------------------------------------------------ the general layout
-def layout_format(pr: Prober, turns: CallTurns, eot_text: str) -> ToolFormat | None:
-    """The call format as a learned layout (:mod:`.layout`), when one re-encodes the renders."""
+def layout_format(pr: Prober, turns: CallTurns, eot_text: str) -> tuple[ToolFormat, bool] | None:
+    """The call format as a learned layout (:mod:`.layout`), when one re-encodes the renders, and
+    whether it leaves some value spellings (booleans, null, arrays, objects) unverified."""
     from dataclasses import replace
 
     from .layout import learn as L
@@ -767,6 +770,7 @@ def layout_format(pr: Prober, turns: CallTurns, eot_text: str) -> ToolFormat | N
     layout = L.learn_call_layout(r, units, marker)
     if layout is None or not L.check_layout(layout, r, units, marker):
         return None
+    partial = not L.check_layout(layout, r, units, marker, partial=False)
     section_end = _strip_tail(units.rest, eot_text)
     lead = layout.pieces[0].text if layout.pieces and layout.pieces[0].kind == "lit" else ""
     at = next(i for i, p in enumerate(layout.pieces) if p.kind == "name")
@@ -776,4 +780,4 @@ def layout_format(pr: Prober, turns: CallTurns, eot_text: str) -> ToolFormat | N
                      section_end=section_end if section_end.strip() else "", call_start=marker,
                      separator=units.separator, name_prefix=lead, name_suffix=after, layout=layout,
                      id_from_header="id" not in layout.holes() and _wordy(before, after))
-    return replace(fmt, separator=fmt.separator if fmt.separator.strip() else "")
+    return replace(fmt, separator=fmt.separator if fmt.separator.strip() else ""), partial

@@ -312,7 +312,7 @@ class _Items:
         it = self.items
         kv = mk.lit_source(it.kv)
         if (s_post + post).strip():
-            src = mk.lit_source(s_post + post, lead_optional=True)
+            src = mk.post_source(s_post + post, self.codec.never_contains, self.codec.may_contain)
             if it.keyed and it.item_pre.strip() and it.kv.strip():
                 src += r"|\s*" + mk.lit_source(it.sep) + mk.lit_source(it.item_pre) + self.keyalt + kv
             return src

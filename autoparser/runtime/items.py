@@ -33,22 +33,7 @@ _MAX_KEY = 256
 _GENERIC_KEY = r"[\w.\-]{1,64}"
 
 
-def lit_source(text: str, lead_optional: bool = False, separates: bool = False) -> str:
-    """Regex source for a literal piece: its white space is tolerated as a marker's is, and the
-    white space it begins or ends with is taken when present (so that a value before or after it
-    does not keep it). A literal of white space only is any white space; ``separates``: some
-    (it ends a text that runs to it)."""
-    core = text.strip()
-    if not core:
-        return (r"\s+" if separates else r"\s*") if text else ""
-    lead = text[: len(text) - len(text.lstrip())]
-    trail = text[len(text.rstrip()):]
-    src = mk.pattern(core)
-    if lead:
-        src = ("(?:" + regex.escape(lead) + ")?" if lead_optional else r"\s*") + src
-    if trail:
-        src += "(?:" + regex.escape(trail) + ")?"
-    return src
+lit_source = mk.lit_source
 
 
 def _opt(src: str) -> str:
@@ -223,7 +208,8 @@ class ItemsReader(Phases):
         s_post = self.values.string.post if self.streaming else ""
         self.own_post = bool((s_post + post).strip())
         if self.own_post:
-            src = "(?P<post>" + lit_source(s_post + post, lead_optional=True) + ")"
+            codec = self.string_codec
+            src = "(?P<post>" + mk.post_source(s_post + post, codec.never_contains, codec.may_contain) + ")"
             if it.keyed and it.item_pre.strip() and it.kv.strip():
                 # a value whose closing text was left out ends where the next item begins
                 src += r"|(?=\s*" + lit_source(it.sep) + lit_source(it.item_pre) + self.keyalt + lit_source(it.kv) + ")"
