@@ -157,8 +157,9 @@ def _args_end_source(g: ir.Grammar, tp: ToolPlan, layout: CallLayout) -> str:
                     + mk.pattern(t.call_start))
     elif tp.names:
         head = mk.pattern(t.name_prefix) + r"\s*" if t.name_prefix.strip() else ""
+        named = next(i for i, p in enumerate(layout.pieces) if p.kind == "name") <= 1 or not head
         alts.append(r"\s*" + (mk.pattern(t.separator) + r"\s*" if t.separator.strip() else "")
-                    + head + mk.tool_name(tp.names))
+                    + head + (mk.tool_name(tp.names) if named else ""))   # (an id between: the prefix alone)
     follow = "|".join(dict.fromkeys(alts))
     if rest:
         src = mk.lit_source(rest[0].text, lead_optional=True)
