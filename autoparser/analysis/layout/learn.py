@@ -639,10 +639,11 @@ __all__ = ["CallUnits", "Renders", "args_region", "call_units", "check_layout", 
            "value_probes", "value_tool"]
 
 
-def check_layout(layout: CallLayout, r: Renders, units: CallUnits, marker: str, partial: bool = True) -> bool:
+def check_layout(layout: CallLayout, r: Renders, units: CallUnits, marker: str,
+                 tolerate: tuple[str, ...] = FLAGGED_PROBES) -> bool:
     """The layout re-encodes the one-call turn and the turns with two arguments and with the probe
-    values exactly (the unit after the call's start marker); with `partial`, the probe values'
-    turn may differ in the spellings :func:`_scalars_agree` leaves to the verification."""
+    values exactly (the unit after the call's start marker), but for the probe values of
+    `tolerate` (:func:`_scalars_agree`: spellings left to the verification)."""
     from .encode import encode_call
 
     lo = units.unit_start + len(marker)
@@ -654,12 +655,19 @@ def check_layout(layout: CallLayout, r: Renders, units: CallUnits, marker: str, 
             continue
         text = encode_call(layout, NM, IM, args)
         if turn[lo:lo + len(text)].replace(NAME_WILDCARD, NM) != text and \
-                not (partial and turn is r.values and _scalars_agree(layout, r, lo)):
+                not (tolerate and turn is r.values and _scalars_agree(layout, r, lo, tolerate)):
             return False
     return True
 
 
-def _scalars_agree(layout: CallLayout, r: Renders, lo: int) -> bool:
+def nested_as_literals(r: Renders) -> bool:
+    """Whether the probe values' turn writes the array probe as a JSON or Python list (the style
+    readers scan those; a partial layout does not read them)."""
+    text = "".join((r.values or "").split())
+    return '["xy",3]' in text or "['xy',3]" in text
+
+
+def _scalars_agree(layout: CallLayout, r: Renders, lo: int, tolerate: tuple[str, ...]) -> bool:
     """The probe values' render holds every probe value where the items put it, and every string
     and number written as the layout writes it: only booleans, null, arrays and objects differ (a
     spelling no candidate writes, such as a boolean written as the key alone; left to the
@@ -672,4 +680,4 @@ def _scalars_agree(layout: CallLayout, r: Renders, lo: int) -> bool:
     slots = value_slots(region, items, [k for k, _ in probes]) if region is not None else None
     if slots is None:
         return False
-    return all(slots.get(k) == encode_value(items.values, v) for k, v in probes if k not in FLAGGED_PROBES)
+    return all(slots.get(k) == encode_value(items.values, v) for k, v in probes if k not in tolerate)
