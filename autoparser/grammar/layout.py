@@ -17,12 +17,13 @@ through it.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from autoparser import markers as mk
 from autoparser.analysis.layout.model import CallLayout, Piece
 from autoparser.values.codecs import Codec
-from autoparser.values.spelling import Values
+from autoparser.values.spelling import Values, with_name
 
 from .codecs import codec_string_rule
 from .escaped import codec_copy, frame
@@ -136,6 +137,7 @@ def _args(g: _Grammar, layout: CallLayout, tool: str, follow: Follow) -> str:
     codec = Codec.from_spec(a.codec) if a.codec else None
     if a.kind == "items" and a.items is not None:
         values = a.items.values or Values()
+        a = replace(a, items=with_name(a.items, tool))   # (the call's name written in the items' literals)
         if codec is None:
             speller = Speller(g.b, values, schema, g.ws, end_text=_end_text(g))
             return speller.items_then(a.items, schema, name, (follow,))

@@ -32,7 +32,7 @@ from .. import markers as mk
 from ..analysis.layout.model import KEY_AGAIN, CallLayout, Items
 from ..values.codecs import Codec
 from ..values.decode import ItemHow, streams
-from ..values.spelling import Values, schema_types
+from ..values.spelling import Values, schema_types, with_name
 
 if TYPE_CHECKING:
     from .. import ir
@@ -172,9 +172,10 @@ def _args(b: _Rules, tp: ToolPlan, layout: CallLayout, tool: str, n: int, end_sr
     schema = tp.schema(tool)
     if a.kind == "items" and a.items is not None:
         values = a.items.values or Values()
+        items = with_name(a.items, tool)   # (the call's name written in the items' literals)
         if not a.codec:
-            return _Items(b, lr, a.items, values, schema, f"t{n}", end_src).rule()
-        inner = _inner_items(a.items, values, schema, f"w{n}", lr)
+            return _Items(b, lr, items, values, schema, f"t{n}", end_src).rule()
+        inner = _inner_items(items, values, schema, f"w{n}", lr)
         return _coded(b, a.codec, end_src, f"args_wrapped_{n}", lr, Wrapped(a.codec, "items", inner))
     if a.codec:
         return _coded(b, a.codec, end_src, f"args_coded_{n}", lr, Wrapped(a.codec, a.kind))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import regex
@@ -23,6 +23,7 @@ from .codecs import Codec
 from .pyliteral import python_to_json
 
 KEY_AGAIN = "\x04"   # in an item's literal: the key written a second time (``<KEY>v</KEY>``)
+NAME_AGAIN = "\x01"  # in an item's literal: the call's name (``NAME.key=v``; the probes' name mark)
 
 
 @dataclass(frozen=True)
@@ -280,5 +281,14 @@ def decode_string(text: str, values: Values) -> Any:
     return Codec.from_spec(s.codec).decode(body)
 
 
-__all__ = ["KEY_AGAIN", "NO", "NUMBER", "Items", "Slot", "Values", "allowed", "decode_string", "decode_value",
-           "encode_items", "encode_value", "nested_text", "schema_types", "string_only", "strip_slot"]
+def with_name(items: Items, name: str) -> Items:
+    """`items` with the call's name written where the literals hold :data:`NAME_AGAIN`."""
+    texts = (items.open, items.close, items.sep, items.item_pre, items.kv, items.item_post)
+    if not any(NAME_AGAIN in t for t in texts):
+        return items
+    o, c, s, pre, kv, post = (t.replace(NAME_AGAIN, name) for t in texts)
+    return replace(items, open=o, close=c, sep=s, item_pre=pre, kv=kv, item_post=post)
+
+
+__all__ = ["KEY_AGAIN", "NAME_AGAIN", "NO", "NUMBER", "Items", "Slot", "Values", "allowed", "decode_string", "decode_value",
+           "encode_items", "encode_value", "nested_text", "schema_types", "string_only", "strip_slot", "with_name"]
