@@ -283,8 +283,13 @@ class _Items:
         s = v.string
         quoted = self.codec.when_opened   # (the quoted codec of a value quoted only when needed)
         if quoted.self_delimiting and (s.pre + quoted.opener).strip():
+            after = s.post
+            q = quoted.opener
+            if (not types or types & {"object", "array"}) and q and v.nested_pre == s.pre + q and \
+                    v.nested_post.startswith(q) and v.nested_post[len(q):]:
+                after = v.nested_post[len(q):]   # (an array or object in the string's quotes: ``'...'::jsonb``)
             src = regex.escape(s.pre) + "(?:" + quoted.regex_source() + ")" + \
-                ("(?:" + regex.escape(s.post) + ")?" if s.post else "")
+                ("(?:" + regex.escape(after) + ")?" if after else "")
             alts.append(self._value_rule(f"q_{j}", _rx(r"\s*" + src), key, "quoted", prop))
         if not v.nested_codec and v.nested != "own" and (not types or types & {"object", "array"}):
             pre = _rx(r"\s*" + regex.escape(v.nested_pre)) if v.nested_pre else "ws"

@@ -66,6 +66,7 @@ class ItemsReader(Phases):
         self.malformed = False
         self.own_post = False       # the value's end is its own closing text (then the item's)
         self.own_tries = 0          # own-syntax containers: ends tried
+        self.quoted_nested = False  # the quoted value just read was an array or object
         it = items
         keyalt = "(?:" + "|".join(regex.escape(k) for k in sorted(self.keys, key=len, reverse=True)) + ")" \
             if self.keys else _GENERIC_KEY
@@ -307,8 +308,13 @@ class ItemsReader(Phases):
         return "next", pos + end
 
     def _string_post(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
-        """The text the template writes after a quoted string's own quotes."""
-        return self._expect(self.values.string.post, buf, pos, final)
+        """The text the template writes after a quoted string's own quotes (after an array or object
+        written in the string's quotes, what the nested values' closing text adds: ``'...'::jsonb``)."""
+        v, quote = self.values, self.string_codec.quote
+        post = v.string.post
+        if self.quoted_nested and quote and v.nested_pre == v.string.pre + quote and v.nested_post.startswith(quote):
+            post = v.nested_post[len(quote):]
+        return self._expect(post, buf, pos, final)
 
     def _expect(self, post: str, buf: str, pos: int, final: bool) -> tuple[str, int]:
         """``post`` here, taken when it is (waiting while it may still be written), then the item's end."""
@@ -322,6 +328,7 @@ class ItemsReader(Phases):
         return "next", pos
 
     def _close_quoted(self) -> None:
+        self.quoted_nested = False
         if self.streaming:
             self.emit('"')
             self.streaming = False
@@ -334,6 +341,7 @@ class ItemsReader(Phases):
                     value = json.loads(text)
                 except ValueError:
                     value = text
+            self.quoted_nested = isinstance(value, (dict, list))
             self.emit(json.dumps(value, ensure_ascii=False))
 
     def _nested(self, buf: str, pos: int, final: bool) -> tuple[str, int]:

@@ -274,6 +274,7 @@ def _find_frame(text: str, body: str) -> tuple[str, str] | None:
 
 
 _QUOTES = "\"'`"
+_BRACKETS = ("{}", "[]", "()", "<>")
 # string codecs a template may write a whole JSON object in (arguments as one escaped string)
 WRAPS = ("json", "json(ascii)", "python", "entities(html)", "entities(xml)", "entities(quot,#x27)",
          "percent(%20)", "percent(plus)", "quoted(',backslash)", "quoted(\",backslash)")
@@ -303,7 +304,9 @@ def learn_string(samples: Sequence[tuple[str, str]], delimiters: Sequence[str] =
     p, s = _frame(texts)
     pre, post = texts[0][:p], texts[0][len(texts[0]) - s:]
     frames = [(pre, post)]
-    if pre and post and pre[-1] == post[0] and pre[-1] in _QUOTES:
+    if pre and post and ((pre[-1] == post[0] and pre[-1] in _QUOTES) or pre[-1] + post[0] in _BRACKETS):
+        # the quote (or bracket) around every value may be the codec's own (it then says where the
+        # value ends: ``{a \} b}`` is a value framed by braces with the braces inside escaped)
         frames.insert(0, (pre[:-1], post[1:]))
     for fpre, fpost in frames:
         bodies = [(v, t[len(fpre): len(t) - len(fpost)]) for v, t in samples]
