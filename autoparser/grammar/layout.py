@@ -17,7 +17,6 @@ through it.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from autoparser import markers as mk
@@ -137,14 +136,14 @@ def _args(g: _Grammar, layout: CallLayout, tool: str, follow: Follow) -> str:
     codec = Codec.from_spec(a.codec) if a.codec else None
     if a.kind == "items" and a.items is not None:
         values = a.items.values or Values()
-        a = replace(a, items=with_name(a.items, tool))   # (the call's name written in the items' literals)
+        items = with_name(a.items, tool)   # (the call's name written in the items' literals)
         if codec is None:
             speller = Speller(g.b, values, schema, g.ws, end_text=_end_text(g))
-            return speller.items_then(a.items, schema, name, (follow,))
+            return speller.items_then(items, schema, name, (follow,))
         src = GbnfBuilder()
         ws = src.rule("ws", f"[ \\t\\n\\r]{{0,{WS_MAX}}}")
         root = src.reserve(name)
-        src.define(root, Speller(src, values, schema, ws, wrapped=True).items_then(a.items, schema, name, (Follow(),)))
+        src.define(root, Speller(src, values, schema, ws, wrapped=True).items_then(items, schema, name, (Follow(),)))
         return _wrapped(g, src, root, codec, name, follow)
     if codec is None:
         return _join(g.ws, _object(g.b, schema, name, a.kind == "python"), _after(g, follow))

@@ -25,7 +25,7 @@ from ..values.codecs import Codec, IncrementalDecoder
 from ..values.jsonscan import JsonScanner
 from ..values.nested import parse_own
 from ..values.pyliteral import python_to_json
-from ..values.spelling import decode_value, schema_types
+from ..values.spelling import Values, decode_value, schema_types
 from .phases import Phases
 
 _escape = json.encoder.encode_basestring
@@ -47,7 +47,7 @@ class ItemsReader(Phases):
                  end_sources: tuple[str, str], hold: int = 0) -> None:
         self.emit = emit
         self.items = items
-        self.values = items.values
+        self.values = items.values or Values()
         props = schema.get("properties") if isinstance(schema, Mapping) else None
         self.props: Mapping[str, Any] = props if isinstance(props, Mapping) else {}
         self.keys = tuple(k for k in self.props if isinstance(k, str))
