@@ -10,6 +10,8 @@ be accepted by the request's GBNF.
 * ``org``: a value with escaped line breaks before the item's closing ``\n:`` (a ``:`` inside
   the value does not end it);
 * ``properties`` (``NAME.key=value``: the call's name written in each item);
+* ``latex`` (``{a \\} b}``: values framed by braces, the braces inside escaped: the frame is the
+  codec's) and ``sql`` (an object in a string's quotes then more text: ``'{...}'::jsonb``);
 * ``nginx``, ``apache`` (an object item written otherwise than the others), ``properties``
   (nested values as dotted paths) and the hand-written
   ``templates/incoming/shell_flags.jinja`` (booleans as ``--flag`` / ``--no-flag``): the layout is
@@ -32,7 +34,7 @@ from autoparser import ChatTemplate
 from autoparser.values.codecs import Codec
 
 KEYS = ["logfmt-angle_role-numbered-blockquote-off", "logfmt-chatml-lines-none-on", "kdl-chatml-dashes-html_comment-on",
-        "org-sharp-count-none-off"]
+        "org-sharp-count-none-off", "latex-dbl-numbered-none-on", "sql-gemma-emoji-bot-off"]
 PARTIAL = {"nginx-chatml-dashes-percent-off": "nested object arguments",
            "apache-angle_role-hr-html_comment-on": "nested object arguments",
            "properties-sharp-hr-percent-on": "nested object arguments"}
