@@ -468,6 +468,9 @@ def prompt_reasoning_state(a: Analysis, options: RequestOptions, prompt: str) ->
         return False, True, ""   # the assistant turn opens with a closed reasoning block: thinking is off
     if start:
         i = tail.rfind(start)
+        gp = a.generation_prompt
+        if i >= 0 and not r.prefilled and gp.strip() and tail.endswith(gp) and i >= len(tail) - len(gp):
+            i = -1   # the opener's text is the generation prompt's own (``>`` ending ``<<assistant>>``)
         if i >= 0:
             after = tail[i + len(start):]
             if not end and r.end.strip(" \t"):

@@ -105,7 +105,7 @@ def _header(gp: str, reasoning: ReasoningFormat) -> str:
 
     text = gp
     start = reasoning.start.strip()
-    if start and text.rstrip().endswith(start):
+    if start and reasoning.prefilled and text.rstrip().endswith(start):
         text = text.rstrip()[: -len(start)]
     return marker_run_before(text).strip()
 

@@ -210,6 +210,20 @@ def _wordy(ch: str) -> bool:
     return ch.isalnum() or ch == "_"
 
 
+def _prefilled(prompt: str, full: str, r: int, start: str, gp_on: str) -> bool:
+    """Whether the generation prompt itself writes the opener `start` (found before the needle at
+    `r` in `full`). When the prompt is a prefix of the rendering, the opener is prefilled only if
+    the prompt reaches into it (a role header ending in ``>`` does not prefill an opener ``> ``);
+    otherwise the generation prompt must end with the opener."""
+    opener = start.strip()
+    if not opener:
+        return False
+    if prompt and full.startswith(prompt.rstrip()):
+        at = full.rfind(opener, 0, r)
+        return at >= 0 and len(prompt.rstrip()) > at
+    return gp_on.rstrip().endswith(opener)
+
+
 def analyze_reasoning(pr: Prober, source: str, content_start: str = "") -> ReasoningFormat:
     """Find the reasoning markers; returns mode "none" when the template shows no reasoning."""
     on_kw, off_kw = _toggle(pr)
@@ -252,7 +266,7 @@ def analyze_reasoning(pr: Prober, source: str, content_start: str = "") -> Reaso
             # "Thought: " ended by a blank line); without an opener it is no reasoning format
             return ReasoningFormat()
         mode: ReasoningMode = "tagged" if start.strip() else "delimiter"
-        prefilled = bool(start.strip()) and gp_on.rstrip().endswith(start.strip())
+        prefilled = _prefilled(prompt, full, r, start, gp_on)
         return ReasoningFormat(mode=mode, start=start, end=end, scope=scope, prefilled=prefilled, **toggles)
     # reasoning dropped from history: read the generation prompt
     for gp in (gp_on, gp_off):

@@ -310,8 +310,11 @@ def _analyze_tools(pr: Prober, eot_text: str) -> tuple[ToolFormat, list[str]]:
     fmt, notes = _read_turns(turns, eot_text)
     if fmt.style != "json":
         laid = layout_format(pr, turns, eot_text)
-        if laid is not None:
-            return laid, [n for n in notes if "not rendered" not in n]
+        # a layout that leaves some spellings unverified yields to a style format whose reader
+        # handles them: the YAML style (nested YAML blocks, ``key:`` then indented items) or any
+        # style when arrays are written as JSON or Python lists (its readers scan those)
+        if laid is not None and not (laid[1] and (fmt.args == "yaml" or (fmt.style != "none" and laid[2]))):
+            return laid[0], [n for n in notes if "not rendered" not in n]
     if _leaks(fmt) or "tool arguments are not rendered" in notes:
         # the name is written twice per call: in a header (`` to=NAME<|message|>``) and in the call
         # proper (read the call at its last writing), or in the call's opening and closing tags
@@ -742,8 +745,10 @@ def _name_in_id(turns: CallTurns, base: int, eot_text: str, notes: list[str]) ->
 
 
 # ------------------------------------------------------------------ the general layout
-def layout_format(pr: Prober, turns: CallTurns, eot_text: str) -> ToolFormat | None:
-    """The call format as a learned layout (:mod:`.layout`), when one re-encodes the renders."""
+def layout_format(pr: Prober, turns: CallTurns, eot_text: str) -> tuple[ToolFormat, bool, bool] | None:
+    """The call format as a learned layout (:mod:`.layout`), when one re-encodes the renders,
+    whether it leaves some value spellings (booleans, null, arrays, objects) unverified and whether
+    only arrays and objects are, the template writing arrays as JSON or Python lists."""
     from dataclasses import replace
 
     from .layout import learn as L
@@ -767,6 +772,9 @@ def layout_format(pr: Prober, turns: CallTurns, eot_text: str) -> ToolFormat | N
     layout = L.learn_call_layout(r, units, marker)
     if layout is None or not L.check_layout(layout, r, units, marker):
         return None
+    partial = not L.check_layout(layout, r, units, marker, tolerate=())
+    # arrays written as JSON or Python lists, and only arrays and objects left unverified
+    literals = partial and L.nested_as_literals(r) and L.check_layout(layout, r, units, marker, L.NESTED_PROBES)
     section_end = _strip_tail(units.rest, eot_text)
     lead = layout.pieces[0].text if layout.pieces and layout.pieces[0].kind == "lit" else ""
     at = next(i for i, p in enumerate(layout.pieces) if p.kind == "name")
@@ -776,4 +784,4 @@ def layout_format(pr: Prober, turns: CallTurns, eot_text: str) -> ToolFormat | N
                      section_end=section_end if section_end.strip() else "", call_start=marker,
                      separator=units.separator, name_prefix=lead, name_suffix=after, layout=layout,
                      id_from_header="id" not in layout.holes() and _wordy(before, after))
-    return replace(fmt, separator=fmt.separator if fmt.separator.strip() else "")
+    return replace(fmt, separator=fmt.separator if fmt.separator.strip() else ""), partial, literals

@@ -81,9 +81,11 @@ def _walk(until: str, state: int, text: str) -> int:
     return state
 
 
-def _product_rule(b: GbnfBuilder, codec: Codec, until: str, through: bool) -> str:
-    """The codec's items in a sequence that never holds `until` (then `until`, with `through`)."""
-    items = codec.forms[0].items
+def _product_rule(b: GbnfBuilder, codec: Codec, until: str, through: bool,
+                  form_items: tuple[Node, ...] | None = None) -> str:
+    """The codec's items (`form_items`, else its first form's) in a sequence that never holds
+    `until` (then `until`, with `through`)."""
+    items = codec.forms[0].items if form_items is None else form_items
     m, marks = len(until), sorted(set(until))
 
     def make() -> str:
@@ -98,7 +100,7 @@ def _product_rule(b: GbnfBuilder, codec: Codec, until: str, through: bool) -> st
                 alts += _moves(b, item, until, k, marks, names)
             b.define(name, " | ".join(alts))
         return names[0]
-    return b.cached(("codec-product", codec.spec, until, through), make)
+    return b.cached(("codec-product", codec.spec, until, through, form_items is None), make)
 
 
 _MAX_EXPR = 4000    # an item whose split by automaton state grows past this is left out
@@ -170,6 +172,18 @@ def codec_string_rule(b: GbnfBuilder, codec: Codec, until: str = "", through: bo
     value never holds it (with `through`, the rule goes on through `until`, at its first
     occurrence, as :meth:`GbnfBuilder.string_until`). A self-delimiting value ends by itself.
     """
+    if codec.delimits_when_opened and until:
+        # quoted only when needed: a quoted value (it ends by itself), or a bare one up to `until`
+        quoted = _plain_rule(b, codec.when_opened)
+        if through:
+            quoted = b.rule(f"{quoted}-then", f"{quoted} {literal(until)}")
+        bare_items = codec.forms[-1].items
+        if not all(any(may_write(n, c) for n in bare_items) for c in until):
+            bare = _star(b, _items(b, bare_items), f"codec-{codec.kind}-bare")
+            bare = b.rule(f"codec-{codec.kind}-bare-then", f"{bare} {literal(until)}") if through else bare
+        else:
+            bare = _product_rule(b, codec, until, through, bare_items)
+        return b.rule(f"codec-{codec.kind}-value", f"{quoted} | {bare}")
     if codec.self_delimiting or not until or not all(codec.may_contain(c) for c in until):
         rule = _plain_rule(b, codec)
         return b.rule(f"{rule}-then", f"{rule} {literal(until)}") if through and until else rule

@@ -23,7 +23,7 @@ from autoparser import markers as mk
 from autoparser.analysis.layout.model import CallLayout, Piece
 from autoparser.analysis.model import ToolFormat
 from autoparser.values.codecs import Codec
-from autoparser.values.spelling import Values
+from autoparser.values.spelling import Values, with_name
 
 from .codecs import codec_string_rule
 from .escaped import codec_copy, frame
@@ -132,7 +132,8 @@ def _end_text(g: _Grammar) -> str:
     t = g.t
     for m in (g.split_stop(t.section_end)[0], t.call_start, t.name_prefix, *g.stops):
         if m.strip():
-            return mk.tokens(m)[0]
+            toks = mk.tokens(m)   # (a token with a digit may be a call's number: ``1. `` then ``2. ``)
+            return next((k for k in toks if not any(c.isdigit() for c in k)), toks[0])
     return ""
 
 
@@ -149,13 +150,14 @@ def _args(g: _Grammar, layout: CallLayout, tool: str, follow: Follow) -> str:
     codec = Codec.from_spec(a.codec) if a.codec else None
     if a.kind == "items" and a.items is not None:
         values = a.items.values or Values()
+        items = with_name(a.items, tool)   # (the call's name written in the items' literals)
         if codec is None:
             speller = Speller(g.b, values, schema, g.ws, end_text=_end_text(g))
-            return speller.items_then(a.items, schema, name, (follow,))
+            return speller.items_then(items, schema, name, (follow,))
         src = GbnfBuilder()
         ws = src.rule("ws", f"[ \\t\\n\\r]{{0,{WS_MAX}}}")
         root = src.reserve(name)
-        src.define(root, Speller(src, values, schema, ws, wrapped=True).items_then(a.items, schema, name, (Follow(),)))
+        src.define(root, Speller(src, values, schema, ws, wrapped=True).items_then(items, schema, name, (Follow(),)))
         return _wrapped(g, src, root, codec, name, follow)
     if codec is None:
         return _join(g.ws, _object(g.b, schema, name, a.kind == "python"), _after(g, follow))

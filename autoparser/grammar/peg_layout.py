@@ -31,7 +31,7 @@ from .. import markers as mk
 from ..analysis.layout.model import KEY_AGAIN, CallLayout, Items
 from ..values.codecs import Codec
 from ..values.decode import ItemHow, streams
-from ..values.spelling import Values, schema_types
+from ..values.spelling import Values, schema_types, with_name
 from .peg_rules import _JSON_RULES, _PYTHON_JSON, _closing, _lit, _Rules, _rx, _seq
 
 if TYPE_CHECKING:
@@ -141,8 +141,9 @@ def _args_end_source(g: ir.Grammar, tp: ToolPlan, layout: CallLayout) -> str:
                     + mk.pattern(t.call_start))
     elif tp.names:
         head = mk.pattern(t.name_prefix) + r"\s*" if t.name_prefix.strip() else ""
+        named = next(i for i, p in enumerate(layout.pieces) if p.kind == "name") <= 1 or not head
         alts.append(r"\s*" + (mk.pattern(t.separator) + r"\s*" if t.separator.strip() else "")
-                    + head + mk.tool_name(tp.names))
+                    + head + (mk.tool_name(tp.names) if named else ""))   # (an id between: the prefix alone)
     follow = "|".join(dict.fromkeys(alts))
     if rest:
         src = mk.lit_source(rest[0].text, lead_optional=True)
@@ -155,9 +156,10 @@ def _args(b: _Rules, tp: ToolPlan, layout: CallLayout, tool: str, n: int, end_sr
     schema = tp.schema(tool)
     if a.kind == "items" and a.items is not None:
         values = a.items.values or Values()
+        items = with_name(a.items, tool)   # (the call's name written in the items' literals)
         if not a.codec:
-            return _Items(b, lr, a.items, values, schema, f"t{n}", end_src).rule()
-        inner = _inner_items(a.items, values, schema, f"w{n}", lr)
+            return _Items(b, lr, items, values, schema, f"t{n}", end_src).rule()
+        inner = _inner_items(items, values, schema, f"w{n}", lr)
         return _coded(b, a.codec, end_src, f"args_wrapped_{n}", lr, Wrapped(a.codec, "items", inner))
     if a.codec:
         return _coded(b, a.codec, end_src, f"args_coded_{n}", lr, Wrapped(a.codec, a.kind))
@@ -261,9 +263,15 @@ class _Items:
         post_rule = b.add(self.name(f"post_{j}"), _rx(r"\s*" + mk.lit_source(post))) if post.strip() else ""
         alts = []
         s = v.string
-        if self.codec.self_delimiting and (s.pre + self.codec.opener).strip():
-            src = regex.escape(s.pre) + "(?:" + self.codec.regex_source() + ")" + \
-                ("(?:" + regex.escape(s.post) + ")?" if s.post else "")
+        quoted = self.codec.when_opened   # (the quoted codec of a value quoted only when needed)
+        if quoted.self_delimiting and (s.pre + quoted.opener).strip():
+            after = s.post
+            q = quoted.opener
+            if (not types or types & {"object", "array"}) and q and v.nested_pre == s.pre + q and \
+                    v.nested_post.startswith(q) and v.nested_post[len(q):]:
+                after = v.nested_post[len(q):]   # (an array or object in the string's quotes: ``'...'::jsonb``)
+            src = regex.escape(s.pre) + "(?:" + quoted.regex_source() + ")" + \
+                ("(?:" + regex.escape(after) + ")?" if after else "")
             alts.append(self._value_rule(f"q_{j}", _rx(r"\s*" + src), key, "quoted", prop))
         if not v.nested_codec and v.nested != "own" and (not types or types & {"object", "array"}):
             pre = _rx(r"\s*" + regex.escape(v.nested_pre)) if v.nested_pre else "ws"
@@ -293,7 +301,7 @@ class _Items:
         it = self.items
         kv = mk.lit_source(it.kv)
         if (s_post + post).strip():
-            src = mk.lit_source(s_post + post, lead_optional=True)
+            src = mk.post_source(s_post + post, self.codec.never_contains, self.codec.may_contain)
             if it.keyed and it.item_pre.strip() and it.kv.strip():
                 src += r"|\s*" + mk.lit_source(it.sep) + mk.lit_source(it.item_pre) + self.keyalt + kv
             return src

@@ -10,7 +10,7 @@ that is the only text a stream parser holds back.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import regex
 
@@ -107,11 +107,12 @@ def block_pattern(marker: str, opener: bool) -> str:
 _ADJACENT_TAGS = regex.compile(r"(?<=>)(?=<)")
 
 
-def lit_source(text: str, lead_optional: bool = False, separates: bool = False) -> str:
+def lit_source(text: str, lead_optional: bool = False, separates: bool = False, lead_required: bool = False) -> str:
     """Regex source for a literal piece of a layout: its white space is tolerated as a marker's is,
     and the white space it begins or ends with is taken when present (so that a value before or
-    after it does not keep it). A literal of white space only is any white space; ``separates``:
-    some (it ends a text that runs to it). The readers and the strict parser share it."""
+    after it does not keep it; ``lead_required``: the white space it begins with must be there).
+    A literal of white space only is any white space; ``separates``: some (it ends a text that
+    runs to it). The readers and the strict parser share it."""
     core = text.strip()
     if not core:
         return (r"\s+" if separates else r"\s*") if text else ""
@@ -121,10 +122,21 @@ def lit_source(text: str, lead_optional: bool = False, separates: bool = False) 
     # pieces do: models write a line break there that the template does not
     src = r"\s*".join(pattern(part) for part in _ADJACENT_TAGS.split(core) if part)
     if lead:
-        src = ("(?:" + regex.escape(lead) + ")?" if lead_optional else r"\s*") + src
+        src = (r"[ \t]*" + regex.escape(lead) if lead_required else
+               "(?:" + regex.escape(lead) + ")?" if lead_optional else r"\s*") + src
     if trail:
         src += "(?:" + regex.escape(trail) + ")?"
     return src
+
+
+def post_source(text: str, never: frozenset[str], may: Callable[[str], bool]) -> str:
+    """Regex source for the text that closes a value (an item's closing literal): the white space
+    it begins with may be left out, unless a value never holds that white space (``never``: the
+    characters the value's codec never writes) while it may hold the rest of the text (``may``):
+    ``\n:`` after a value whose line breaks are escaped is not a bare ``:``."""
+    lead, core = text[:len(text) - len(text.lstrip())], text.strip()
+    required = bool(lead) and all(c in never for c in lead) and all(may(c) for c in core)
+    return lit_source(text, lead_optional=not required, lead_required=required)
 
 
 def tool_name(names: Iterable[str]) -> str:

@@ -69,6 +69,7 @@ class ItemsReader(Phases):
         self.malformed = False
         self.own_post = False       # the value's end is its own closing text (then the item's)
         self.own_tries = 0          # own-syntax containers: ends tried
+        self.quoted_nested = False  # the quoted value just read was an array or object
         it = items
         keyalt = "(?:" + "|".join(regex.escape(k) for k in sorted(self.keys, key=len, reverse=True)) + ")" \
             if self.keys else _GENERIC_KEY
@@ -166,9 +167,13 @@ class ItemsReader(Phases):
                                                for o in (s.pre, v.nested_pre, v.number.pre,
                                                          v.integer.pre if v.integer else "") if o):
             return "more", pos   # a value's opening text is still being written
-        opener = s.pre + (self.string_codec.opener if self.string_codec.self_delimiting else "")
+        codec = self.string_codec
+        delimits = codec.self_delimiting or codec.delimits_when_opened   # (a value quoted only when needed)
+        opener = s.pre + (codec.quote if delimits else "")
         wants_string = not types or "string" in types
-        if self.string_codec.self_delimiting and opener.strip():
+        side_by_side = v.nested == "own" and v.array is not None and not (v.array.open + v.array.item_pre).strip() \
+            and "array" in types and "string" not in types   # (``tags "a" "b"``: read whole, up to its end)
+        if delimits and opener.strip() and not side_by_side:
             if not final and len(text) < len(opener) and opener.startswith(text):
                 return "more", pos
             if text.startswith(opener):
@@ -209,7 +214,8 @@ class ItemsReader(Phases):
         s_post = self.values.string.post if self.streaming else ""
         self.own_post = bool((s_post + post).strip())
         if self.own_post:
-            src = "(?P<post>" + lit_source(s_post + post, lead_optional=True) + ")"
+            codec = self.string_codec
+            src = "(?P<post>" + mk.post_source(s_post + post, codec.never_contains, codec.may_contain) + ")"
             if it.keyed and it.item_pre.strip() and it.kv.strip():
                 # a value whose closing text was left out ends where the next item begins: a declared key,
                 # or any key written inside a tag or brackets (``<parameter=unit>``, ``[ARG unit]``)
@@ -311,8 +317,13 @@ class ItemsReader(Phases):
         return "next", pos + end
 
     def _string_post(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
-        """The text the template writes after a quoted string's own quotes."""
-        return self._expect(self.values.string.post, buf, pos, final)
+        """The text the template writes after a quoted string's own quotes (after an array or object
+        written in the string's quotes, what the nested values' closing text adds: ``'...'::jsonb``)."""
+        v, quote = self.values, self.string_codec.quote
+        post = v.string.post
+        if self.quoted_nested and quote and v.nested_pre == v.string.pre + quote and v.nested_post.startswith(quote):
+            post = v.nested_post[len(quote):]
+        return self._expect(post, buf, pos, final)
 
     def _expect(self, post: str, buf: str, pos: int, final: bool) -> tuple[str, int]:
         """``post`` here, taken when it is (waiting while it may still be written), then the item's end."""
@@ -326,6 +337,7 @@ class ItemsReader(Phases):
         return "next", pos
 
     def _close_quoted(self) -> None:
+        self.quoted_nested = False
         if self.streaming:
             self.emit('"')
             self.streaming = False
@@ -338,6 +350,7 @@ class ItemsReader(Phases):
                     value = json.loads(text)
                 except ValueError:
                     value = text
+            self.quoted_nested = isinstance(value, (dict, list))
             self.emit(json.dumps(value, ensure_ascii=False))
 
     def _nested(self, buf: str, pos: int, final: bool) -> tuple[str, int]:

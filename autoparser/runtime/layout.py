@@ -22,6 +22,7 @@ from ..markers import lit_source
 from ..values.codecs import Codec, IncrementalDecoder
 from ..values.decode import args_text
 from ..values.jsonscan import JsonScanner
+from ..values.spelling import NAME_AGAIN, with_name
 from .calls import CallReader, _ArgsStream
 from .items import ItemsReader
 from .phases import Phases
@@ -215,7 +216,7 @@ class LayoutCallReader(Phases, CallReader):
         if args.kind == "items" and args.items is not None:
             if self.items is None:
                 ends = (self._args_end_source(False), self._args_end_source(True))
-                self.items = ItemsReader(self._emit, args.items, self.engine.schema(self.name), ends)
+                self.items = ItemsReader(self._emit, with_name(args.items, self.name), self.engine.schema(self.name), ends)
             status, pos = self.items.step(buf, pos, final)
             if status == "more":
                 return "more", pos
@@ -241,7 +242,7 @@ class LayoutCallReader(Phases, CallReader):
             close = (r"\s*" + regex.escape(args.inner_close.strip())) if args.inner_close.strip() else ""
             # the decoded text ends where the string does: its last characters are held back while the
             # string may still end there
-            self.items = ItemsReader(self._emit, args.items, self.engine.schema(self.name),
+            self.items = ItemsReader(self._emit, with_name(args.items, self.name), self.engine.schema(self.name),
                                      (r"(?!)", close + r"\s*\Z"), hold=len(args.inner_close) + 8)
         assert self.items is not None
         if codec.self_delimiting:
@@ -391,6 +392,8 @@ class LayoutCallReader(Phases, CallReader):
         if not names:
             return ""
         if f.name_prefix.strip():
+            if next(i for i, p in enumerate(self.layout.pieces) if p.kind == "name") > 1:
+                return mk.pattern(f.name_prefix)   # an id (or more) between it and the name
             return mk.pattern(f.name_prefix) + r"\s*" + mk.tool_name(names)
         after = f.name_suffix if f.name_suffix.strip() else ""
         return mk.tool_name(names) + (r"\s*" + mk.pattern(after) if after else r"(?=\s)")
@@ -503,7 +506,9 @@ def _args_start(layout: CallLayout) -> str:
     if a.kind != "items" or a.items is None:
         return r"\{" if not a.codec else ""
     head = (a.items.open + a.items.item_pre).strip()
-    return mk.pattern(head) if head else ""
+    # (the call's name written in the items' literals: any name there)
+    return r"[\w.\-]{1,64}".join(mk.pattern(part) if part.strip() else "" for part in head.split(NAME_AGAIN)) \
+        if head else ""
 
 
 def _skip_ws(buf: str, i: int) -> int:

@@ -89,7 +89,12 @@ def item_value(text: str, how: ItemHow, values: Values, prop: Any) -> Any:
         body = text[len(s.pre):] if s.pre and text.startswith(s.pre) else text
         if s.post and body.endswith(s.post):
             body = body[:len(body) - len(s.post)]
-        out = codec.decode(body)
+        out, end = codec.decoder().feed(body, final=True)
+        q = codec.quote
+        nested_rest = values.nested_post[len(q):] if q and values.nested_pre == s.pre + q and \
+            values.nested_post.startswith(q) else ""
+        if end is None or not nested_rest or body[end:].strip() != nested_rest.strip():
+            out = codec.decode(body)   # (unless what follows is the nested values' closing text: ``'...'::jsonb``)
         types = schema_types(prop)
         if types and "string" not in types:
             try:

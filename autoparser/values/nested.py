@@ -69,16 +69,20 @@ class _Parser:
         return ok
 
     # ---------------------------------------------------------------- values
-    def value(self, depth: int, stops: tuple[str, ...]) -> Any:
+    def value(self, depth: int, stops: tuple[str, ...], bare_ok: bool = True) -> Any:
         self._tick()
         if depth > MAX_DEPTH:
             raise _Fail
         v = self.values
         for items in (v.object, v.array):
-            if items is not None and (items.open.strip() or items.item_pre.strip()):
+            bare = bare_ok and items is not None and items is v.array and _bare(items)
+            if items is not None and (items.open.strip() or items.item_pre.strip() or bare):
                 save = self.i
                 try:
-                    return self.container(items, depth, stops)
+                    got = self.container(items, depth, stops)
+                    if bare and len(got) < 2:
+                        raise _Fail   # one value and no brackets: the value itself
+                    return got
                 except _Fail:
                     self.i = save
         self.ws()
@@ -92,12 +96,18 @@ class _Parser:
         out_arr: list[Any] = []
         inner_stops = tuple(s for s in (items.item_post.replace(KEY_AGAIN, ""), items.sep, items.close) if s.strip())
         first = True
+        bare = _bare(items)
         while True:
             self._tick()
             if items.close.strip() and self.at(items.close):
                 break
             save = self.i
-            if not first and not self.at(items.sep):
+            if bare and not first:
+                # values side by side (``"a" "b"``): the separator exactly, not any white space
+                if not self.text.startswith(items.sep, self.i):
+                    break
+                self.i += len(items.sep)
+            elif not first and not self.at(items.sep):
                 if items.close.strip():
                     raise _Fail
                 break   # no close: the container ends where no next item begins
@@ -111,7 +121,7 @@ class _Parser:
             if items.keyed:
                 key = self.key(items.kv)
             post = items.item_post.replace(KEY_AGAIN, key)
-            value = self.value(depth + 1, tuple(s for s in (post, *inner_stops) if s.strip()) or stops)
+            value = self.value(depth + 1, tuple(s for s in (post, *inner_stops) if s.strip()) or stops, not bare)
             if not self.at(post):
                 raise _Fail
             if items.keyed:
@@ -194,6 +204,11 @@ class _Parser:
         if j >= len(t) or not (t[j].isalnum() or t[j] == "_"):
             return True
         return any(t.startswith(x.strip(), j) for x in stops if x.strip())
+
+
+def _bare(items: Items) -> bool:
+    """An array written as its values side by side, with no brackets (``tags "a" "b"``)."""
+    return not items.keyed and not (items.open + items.item_pre + items.close).strip() and bool(items.sep)
 
 
 def parse_own(text: str, values: Values) -> Any:

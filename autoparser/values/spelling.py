@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from .codecs import Codec
 from .nested import parse_own
 from .pyliteral import python_to_json
 from .schemas import TYPE_ALIASES
-from .written import KEY_AGAIN, MAX_DEPTH, NUMBER, Items, Slot, Values
+from .written import KEY_AGAIN, MAX_DEPTH, NAME_AGAIN, NUMBER, Items, Slot, Values
 
 
 def nested_text(value: Any, serializer: str, wrap: str = "", values: Values | None = None) -> str:
@@ -221,5 +222,14 @@ def decode_string(text: str, values: Values) -> Any:
     return Codec.from_spec(s.codec).decode(body)
 
 
-__all__ = ["KEY_AGAIN", "NO", "NUMBER", "Items", "Slot", "Values", "allowed", "decode_string", "decode_value",
-           "encode_items", "encode_value", "nested_text", "schema_types", "string_only", "strip_slot"]
+def with_name(items: Items, name: str) -> Items:
+    """`items` with the call's name written where the literals hold :data:`NAME_AGAIN`."""
+    texts = (items.open, items.close, items.sep, items.item_pre, items.kv, items.item_post)
+    if not any(NAME_AGAIN in t for t in texts):
+        return items
+    o, c, s, pre, kv, post = (t.replace(NAME_AGAIN, name) for t in texts)
+    return replace(items, open=o, close=c, sep=s, item_pre=pre, kv=kv, item_post=post)
+
+
+__all__ = ["KEY_AGAIN", "NAME_AGAIN", "NO", "NUMBER", "Items", "Slot", "Values", "allowed", "decode_string", "decode_value",
+           "encode_items", "encode_value", "nested_text", "schema_types", "string_only", "strip_slot", "with_name"]

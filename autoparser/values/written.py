@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import regex
 
 KEY_AGAIN = "\x04"   # in an item's literal: the key written a second time (``<KEY>v</KEY>``)
+NAME_AGAIN = "\x01"  # in an item's literal: the call's name (``NAME.key=v``; the probes' name mark)
 
 
 @dataclass(frozen=True)
@@ -67,4 +68,4 @@ NUMBER = regex.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 MAX_DEPTH = 32
 
 
-__all__ = ["KEY_AGAIN", "MAX_DEPTH", "NUMBER", "Items", "Slot", "Values"]
+__all__ = ["KEY_AGAIN", "MAX_DEPTH", "NAME_AGAIN", "NUMBER", "Items", "Slot", "Values"]

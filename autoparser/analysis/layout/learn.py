@@ -261,6 +261,8 @@ def value_slots(region: str, items: Items, keys: Sequence[str]) -> dict[str, str
         if not items.keyed:
             return None   # positional values are read by their separators (below)
         if end < start:
+            if key in FLAGGED_PROBES:
+                continue   # (a boolean written as the key alone: ``--flag``, ``--no-flag``)
             return None
         out[key] = region[start:end]
     return out
@@ -272,6 +274,7 @@ def _find_frame(text: str, body: str) -> tuple[str, str] | None:
 
 
 _QUOTES = "\"'`"
+_BRACKETS = ("{}", "[]", "()", "<>")
 # string codecs a template may write a whole JSON object in (arguments as one escaped string)
 WRAPS = ("json", "json(ascii)", "python", "entities(html)", "entities(xml)", "entities(quot,#x27)",
          "percent(%20)", "percent(plus)", "quoted(',backslash)", "quoted(\",backslash)")
@@ -301,7 +304,9 @@ def learn_string(samples: Sequence[tuple[str, str]], delimiters: Sequence[str] =
     p, s = _frame(texts)
     pre, post = texts[0][:p], texts[0][len(texts[0]) - s:]
     frames = [(pre, post)]
-    if pre and post and pre[-1] == post[0] and pre[-1] in _QUOTES:
+    if pre and post and ((pre[-1] == post[0] and pre[-1] in _QUOTES) or pre[-1] + post[0] in _BRACKETS):
+        # the quote (or bracket) around every value may be the codec's own (it then says where the
+        # value ends: ``{a \} b}`` is a value framed by braces with the braces inside escaped)
         frames.insert(0, (pre[:-1], post[1:]))
     for fpre, fpost in frames:
         bodies = [(v, t[len(fpre): len(t) - len(fpost)]) for v, t in samples]
@@ -338,12 +343,20 @@ def learn_values(slots: dict[str, str], s_pre: str, s_post: str, n_pre: str, n_p
             number = Slot(*frame)   # a float may be written otherwise (``<double>2.5</double>``)
     values = Values(string=string, integer=integer, number=number or integer, true=slots.get("pv53_true", "true"),
                     false=slots.get("pv54_false", "false"), null=slots.get("pv55_null", "null"))
-    nested = _learn_nested([(probes[k], slots[k]) for k in ("pv56_arr", "pv57_obj") if k in slots], values)
+    nested = _learn_nested([(probes[k], slots[k]) for k in NESTED_PROBES if k in slots], values)
     if nested is None:
+        # the rest of the layout is still read; arrays and objects are left unverified (the
+        # verification's array and object scenarios flag them), written as JSON meanwhile
         why.append("arrays and objects are written in no known way: " +
-                   "; ".join(f"{probes[k]!r} -> {slots[k]!r}" for k in ("pv56_arr", "pv57_obj") if k in slots))
-        return None
+                   "; ".join(f"{probes[k]!r} -> {slots[k]!r}" for k in NESTED_PROBES if k in slots))
+        return values
     return nested
+
+
+NESTED_PROBES = ("pv56_arr", "pv57_obj")
+# probe values whose spelling may be left unverified (the verification flags their scenarios)
+WORD_PROBES = ("pv53_true", "pv54_false", "pv55_null")
+FLAGGED_PROBES = (*WORD_PROBES, *NESTED_PROBES)
 
 
 def _learn_own(samples: Sequence[tuple[Any, str]], values: Values) -> Values | None:
@@ -516,6 +529,9 @@ def learn_call_layout(r: Renders, units: CallUnits, marker: str, why: list[str] 
     slots = value_slots(vregion, items, [k for k, _ in value_probes()]) if vregion is not None else None
     if slots is None:
         why.append("the probe values are not where the items are")
+    elif items.item_pre.strip():
+        # a boolean or null whose text holds the next item's start is no spelling (``--a --no-b``)
+        slots = {k: t for k, t in slots.items() if k not in WORD_PROBES or items.item_pre.strip() not in t}
     follow = items.item_post if items.item_post.strip() else items.sep + items.item_pre
     values = learn_values(slots or {}, s_pre, s_post, n_pre, n_post, why,
                           [d for d in (follow, items.close) if d.strip()])
@@ -627,9 +643,11 @@ __all__ = ["CallUnits", "Renders", "args_region", "call_units", "check_layout", 
            "value_probes", "value_tool"]
 
 
-def check_layout(layout: CallLayout, r: Renders, units: CallUnits, marker: str) -> bool:
+def check_layout(layout: CallLayout, r: Renders, units: CallUnits, marker: str,
+                 tolerate: tuple[str, ...] = FLAGGED_PROBES) -> bool:
     """The layout re-encodes the one-call turn and the turns with two arguments and with the probe
-    values exactly (the unit after the call's start marker)."""
+    values exactly (the unit after the call's start marker), but for the probe values of
+    `tolerate` (:func:`_scalars_agree`: spellings left to the verification)."""
     from .encode import encode_call
 
     lo = units.unit_start + len(marker)
@@ -640,6 +658,30 @@ def check_layout(layout: CallLayout, r: Renders, units: CallUnits, marker: str) 
         if turn is None:
             continue
         text = encode_call(layout, NM, IM, args)
-        if turn[lo:lo + len(text)].replace(NAME_WILDCARD, NM) != text:
+        if turn[lo:lo + len(text)].replace(NAME_WILDCARD, NM) != text and \
+                not (tolerate and turn is r.values and _scalars_agree(layout, r, lo, tolerate)):
             return False
     return True
+
+
+def nested_as_literals(r: Renders) -> bool:
+    """Whether the probe values' turn writes the array probe as a JSON or Python list (the style
+    readers scan those; a partial layout does not read them)."""
+    text = "".join((r.values or "").split())
+    return '["xy",3]' in text or "['xy',3]" in text
+
+
+def _scalars_agree(layout: CallLayout, r: Renders, lo: int, tolerate: tuple[str, ...]) -> bool:
+    """The probe values' render holds every probe value where the items put it, and every string
+    and number written as the layout writes it: only booleans, null, arrays and objects differ (a
+    spelling no candidate writes, such as a boolean written as the key alone; left to the
+    verification, which flags those scenarios)."""
+    items = layout.args.items
+    if layout.args.codec or items is None or items.values is None or not items.keyed or r.zero is None:
+        return False
+    region = _region_text(r.values, r.zero, lo)
+    probes = value_probes()
+    slots = value_slots(region, items, [k for k, _ in probes]) if region is not None else None
+    if slots is None:
+        return False
+    return all(slots.get(k) == encode_value(items.values, v) for k, v in probes if k not in tolerate)

@@ -23,6 +23,7 @@ _FAMILIES = {
     "quoted": "quoted, with backslash escapes", "doubled": "quoted, a quote inside written twice",
     "shell": "shell-quoted", "percent": "percent-encoded", "entities": "with character references (&quot;)",
     "escaped": "bare, with a backslash before special characters", "table": "with learned substitutions",
+    "ifneeded": "bare, quoted only when needed",
 }
 _NESTED = {"json": "as JSON", "json(compact)": "as compact JSON", "json(ascii)": "as JSON, non-ASCII escaped", "python": "as Python literals",
            "spelled": "as JSON with the values inside spelled as here",

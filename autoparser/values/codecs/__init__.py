@@ -22,6 +22,9 @@ spec                            what writes it
 ``entities(xml)``               ``xml.sax.saxutils.escape``; ``entities(quot,#x27)``: ``html.escape``
 ``escaped(\\\\ ,=)``            a backslash before each listed character, the value bare
 ``table({"<": "&lt;"})``        a learned substitution
+``ifneeded(" =",json)``         bare unless the value is empty, starts with the quote or holds a
+                                listed character, then the inner codec (``json``, ``quoted(...)``,
+                                ``doubled(...)``)
 ==============================  =====================================================================
 
 ``bare`` (``json(bare)``, ``quoted(',backslash,bare)``, ``doubled(',bare)``, ``shell(dq,bare)``)

@@ -8,6 +8,7 @@ from functools import lru_cache
 
 from .base import Impl, IncrementalDecoder
 from .escapes import Escaped, Json, Python, Quoted, ShellDouble
+from .ifneeded import IfNeeded
 from .lang import Form, ascii_only, may_write, never_contains, regex_source
 from .plain import Doubled, Raw, Table
 from .shell import Shell
@@ -32,10 +33,14 @@ def _shell(args: str) -> Impl:
     raise ValueError(f"shell: {args!r}")
 
 
+def _ifneeded(args: str) -> Impl:
+    return IfNeeded.parse(args, lookup)
+
+
 _FAMILIES: dict[str, Callable[[str], Impl]] = {
     "raw": _no_args(Raw), "json": Json.parse, "python": _no_args(Python), "quoted": Quoted.parse,
     "doubled": Doubled.parse, "shell": _shell, "percent": Percent.parse, "entities": Entities.parse,
-    "escaped": Escaped.parse, "table": Table.parse,
+    "escaped": Escaped.parse, "table": Table.parse, "ifneeded": _ifneeded,
 }
 
 
@@ -77,7 +82,7 @@ class Codec:
 
     @property
     def kind(self) -> str:
-        """The family: raw, json, python, quoted, doubled, shell, percent, entities, escaped, table."""
+        """The family: raw, json, python, quoted, doubled, shell, percent, entities, escaped, table, ifneeded."""
         return self.spec.partition("(")[0]
 
     @property
@@ -85,6 +90,26 @@ class Codec:
         """Whether the encoded text says where it ends (a closing quote, or a character that cannot
         continue it, like the space after a shell word): the decoder reports the end."""
         return self._impl.self_delimiting
+
+    @property
+    def delimits_when_opened(self) -> bool:
+        """Whether a value that starts with :attr:`quote` ends by itself (at its closing quote) though
+        the codec is not self-delimiting (``ifneeded``: quoted only when needed, else bare)."""
+        return getattr(self._impl, "delimits_when_opened", False)
+
+    @property
+    def quote(self) -> str:
+        """The opener of a value that ends by itself: :attr:`opener` for a self-delimiting codec, the
+        inner codec's quote for ``ifneeded``; "" otherwise."""
+        impl = self._impl
+        return impl.openers[0] if impl.self_delimiting else str(getattr(impl, "quote", ""))
+
+    @property
+    def when_opened(self) -> Codec:
+        """The codec of a value that starts with :attr:`quote`: the inner, quoted codec for
+        ``ifneeded``, the codec itself otherwise."""
+        inner = getattr(self._impl, "inner", None)
+        return Codec(inner.spec) if isinstance(inner, Impl) else self
 
     @property
     def openers(self) -> tuple[str, ...]:

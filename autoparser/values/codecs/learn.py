@@ -18,8 +18,10 @@ encoding must not hold it). Candidates:
 7. ``percent(%20)``, ``percent(plus)``, ``percent(%20,safe=)``, ``percent(plus,safe=/)``;
 8. ``entities(html)``, ``entities(xml)``, ``entities(quot,#x27)``, ``entities(quot,-)``,
    ``entities(quot,apos)``, then the other quote spellings;
-9. ``escaped(...)``: the characters the samples show with a backslash before them;
-10. ``table(...)``: a substitution learned from the samples (prefix-free ones only), framed by
+9. ``ifneeded(...)``: some samples written as they are, the others by a quoted codec (JSON,
+   quoted, doubled quotes): quoted only when needed (:mod:`.ifneeded`);
+10. ``escaped(...)``: the characters the samples show with a backslash before them;
+11. ``table(...)``: a substitution learned from the samples (prefix-free ones only), framed by
     the opener and closer all renderings share, if any.
 
 Which probe tells which apart (see :data:`PROBE_STRINGS`): ``Q"R`` and ``Q'R`` give the quote
@@ -42,6 +44,7 @@ from functools import lru_cache
 from .base import Impl
 from .codec import Codec
 from .escapes import Escaped, Json, Python, Quoted, ShellDouble
+from .ifneeded import IfNeeded, learn_ifneeded
 from .plain import Doubled, Raw, Table
 from .shell import Shell
 from .web import Entities, Percent
@@ -234,6 +237,7 @@ def _candidates(samples: Sequence[tuple[str, str]]) -> Iterator[Impl]:
     yield from head
     yield from _quoted(samples)
     yield from tail
+    yield from learn_ifneeded(samples)
     yield from _escaped(samples)
     yield from _table(samples)
 
@@ -242,7 +246,10 @@ def _clash(impl: Impl, samples: Sequence[tuple[str, str]], delimiters: Sequence[
     """A delimiter some value cannot be read in front of, or None."""
     for d in delimiters:
         for _, r in samples:
-            if impl.self_delimiting:
+            if isinstance(impl, IfNeeded):
+                if not impl.ends_before(r, d):
+                    return d
+            elif impl.self_delimiting:
                 _, end = impl.decoder().feed(r + d, final=True)
                 if end != len(r):
                     return d
