@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..plan import PerPlan, RequestPlan
+from ..values.argfit import ArgsFit
 
 Check = Callable[[Any, str], "str | None"]     # (value, where) -> why it does not fit, or None
 # the compiled form: value -> why it does not fit, told from where the value sits (".key: ...",
@@ -265,6 +266,7 @@ class CallGuard:
         self.names = frozenset(tp.names) if tp is not None else frozenset()
         self._schemas = tp.schemas if tp is not None else {}
         self._checks: dict[str, _Check] = {}
+        self._fits: dict[str, ArgsFit | None] = {}
 
     def _check_for(self, name: str) -> _Check:
         check = self._checks.get(name)
@@ -276,6 +278,19 @@ class CallGuard:
                 check = _library_check(schema)
             self._checks[name] = check
         return check
+
+    def fit_for(self, name: str) -> ArgsFit | None:
+        """What tool ``name``'s schema says about arguments written in another shape (None when the
+        tool is not declared or its schema reshapes nothing)."""
+        if name in self._fits:
+            return self._fits[name]
+        fit = None
+        if name in self.names:
+            check = self._check_for(name)
+            fit = ArgsFit(self._schemas.get(name) or {}, lambda value: check(value) is None)
+            fit = fit if fit.active else None
+        self._fits[name] = fit
+        return fit
 
     def reason(self, name: str, arguments: str, value: Any = None) -> str | None:
         """Why the call may not be run, or None when it fits the request's tools; ``value`` is
