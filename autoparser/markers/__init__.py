@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 import regex
 
-from .definition import BARRED_TOKEN_SOURCE, token_shaped
+from .definition import BARRED_TOKEN_SOURCE, DECORATED, SPELLING_CLOSE, SPELLING_OPEN, namespace_of, token_shaped
 
 PARTIAL_OK = True
 
@@ -60,6 +60,40 @@ def pattern(marker: str) -> str:
     special tokens inside them."""
     pieces = [q for t in tokens(marker) for p in _SPECIAL.split(t) for q in _FENCE.split(p) if q]
     return r"\s*".join(_token_pattern(p) for p in pieces)
+
+
+@functools.lru_cache(maxsize=4096)
+def loose(marker: str, names: tuple[str, ...] = ()) -> str:
+    """The engine's tolerant pattern for a call marker (never the grammars'): each bracket-decorated
+    token in any of the spellings models write (:data:`~.definition.DECORATED`: ``<tool_call>`` for
+    ``<|tool_call|>``, ``[TOOL_CALLS] [`` for ``[TOOL_CALLS][``), and a namespace right before a name
+    (:func:`~.definition.namespace_of`) left out or another one, only when one of ``names`` follows
+    (``to=get_weather`` for ``to=functions.get_weather``)."""
+    pieces = [q for t in tokens(marker) for p in _SPECIAL.split(t) for q in _FENCE.split(p) if q]
+    out = []
+    for i, piece in enumerate(pieces):
+        space = namespace_of(piece) if i == len(pieces) - 1 and names else None
+        head = piece[:-len(space) - 1] if space is not None else piece
+        src = _respelled(head)
+        if space is not None:
+            src += "(?:" + regex.escape(space) + r"\.|(?:[A-Za-z_][\w\-]{0,30}\.)?(?=" + \
+                tool_name(names)[len(r"(?<!\w)"):] + r"(?![\w\-]|\.\w)))"
+        out.append(src)
+    return r"\s*".join(out)
+
+
+def _respelled(piece: str) -> str:
+    """A marker piece's pattern, each bracket-decorated token in it in any of its spellings."""
+    out, at = [], 0
+    for m in DECORATED.finditer(piece):
+        out.append(_token_pattern(piece[at:m.start()]))
+        word = "".join(r"[▁_]" if ch == "▁" else regex.escape(ch) for ch in m.group(1))
+        out.append(SPELLING_OPEN + word + SPELLING_CLOSE)
+        at = m.end()
+        if at < len(piece):
+            out.append(r"\s*")     # "[TOOL_CALLS] [": models space what the template glues
+    out.append(_token_pattern(piece[at:]))
+    return "".join(out)
 
 
 _LABELLED = regex.compile(r"(?s)(.*[>\]|｜▷])(\w{1,20})")
