@@ -14,7 +14,14 @@ from collections.abc import Iterable
 
 import regex
 
-from .definition import BARRED_TOKEN_SOURCE, DECORATED, SPELLING_CLOSE, SPELLING_OPEN, namespace_of, token_shaped
+from .definition import (
+    BARRED_TOKEN_SOURCE,
+    DECORATED,
+    SPELLING_CLOSE,
+    SPELLING_OPEN,
+    namespace_of,
+    token_shaped,
+)
 
 PARTIAL_OK = True
 
@@ -87,7 +94,7 @@ def _respelled(piece: str) -> str:
     out, at = [], 0
     for m in DECORATED.finditer(piece):
         out.append(_token_pattern(piece[at:m.start()]))
-        word = "".join(r"[▁_]" if ch == "▁" else regex.escape(ch) for ch in m.group(1))
+        word = "".join(r"[▁_]" if part == "▁" else _token_pattern(part) for part in regex.split("(▁)", m.group(1)))
         out.append(SPELLING_OPEN + word + SPELLING_CLOSE)
         at = m.end()
         if at < len(piece):
