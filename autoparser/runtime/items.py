@@ -33,17 +33,19 @@ _MAX_KEY = 256
 _GENERIC_KEY = r"[\w.\-]{1,64}"
 
 
-def lit_source(text: str, lead_optional: bool = False, separates: bool = False) -> str:
+def lit_source(text: str, lead_optional: bool = False, separates: bool = False,
+               loose: tuple[str, ...] | None = None) -> str:
     """Regex source for a literal piece: its white space is tolerated as a marker's is, and the
     white space it begins or ends with is taken when present (so that a value before or after it
     does not keep it). A literal of white space only is any white space; ``separates``: some
-    (it ends a text that runs to it)."""
+    (it ends a text that runs to it). ``loose`` (the request's tool names): its tokens in the other
+    spellings models write and a namespace before a name optional (:func:`markers.loose`)."""
     core = text.strip()
     if not core:
         return (r"\s+" if separates else r"\s*") if text else ""
     lead = text[: len(text) - len(text.lstrip())]
     trail = text[len(text.rstrip()):]
-    src = mk.pattern(core)
+    src = mk.pattern(core) if loose is None else mk.loose(core, loose)
     if lead:
         src = ("(?:" + regex.escape(lead) + ")?" if lead_optional else r"\s*") + src
     if trail:
