@@ -120,13 +120,35 @@ def _call_pieces(case: turns.Case, req: Request) -> list[str]:
            t.id_prefix, t.id_suffix]
     others = " ".join([a.reasoning.start, a.reasoning.end, a.content.start, a.content.end, *a.content.in_tool_turns,
                        *a.end_of_turn, *req.stop, a.assistant_header, a.generation_prompt])
+    own += [p.text for p in _layout(case).pieces if p.kind == "lit"] if _layout(case) is not None else []
     pieces = [m.group() for marker in own for m in dm.DECORATED.finditer(marker)]
     return [p for p in dict.fromkeys(pieces) if p not in others]
 
 
+def _layout(case: turns.Case) -> Any:
+    """The format's call layout (style ``layout``), or None."""
+    t = _fmt(case)
+    return t.layout if t.style == "layout" else None
+
+
+def _trailing(case: turns.Case) -> str:
+    """The literal a call ends with: a layout's last piece, else the format's call close."""
+    lay = _layout(case)
+    if lay is None:
+        return str(_fmt(case).call_close)
+    last = lay.pieces[-1]
+    return str(last.text) if last.kind == "lit" else ""
+
+
+def _in_arguments(case: turns.Case, pieces: list[str]) -> bool:
+    """A piece is written inside an argument (respelling it there would change the argument)."""
+    args = json.dumps([turns.arguments_of(c) for c in _calls(case)], ensure_ascii=False)
+    return any(p[1:-1].strip("|｜/") in args for p in pieces)
+
+
 def strip_pipes(case: turns.Case, req: Request, text: str) -> str | None:
     pieces = [p for p in _call_pieces(case, req) if re.fullmatch(r"<[|｜][^<>|｜]+[|｜]>", p) and p in text]
-    if not pieces or not _calls(case):
+    if not pieces or not _calls(case) or _in_arguments(case, pieces):
         return None
     for p in pieces:
         text = text.replace(p, "<" + p[2:-2] + ">")
@@ -135,7 +157,7 @@ def strip_pipes(case: turns.Case, req: Request, text: str) -> str | None:
 
 def add_pipes(case: turns.Case, req: Request, text: str) -> str | None:
     pieces = [p for p in _call_pieces(case, req) if re.fullmatch(r"</?[A-Za-z][\w:]*>", p) and p in text]
-    if not pieces or not _calls(case):
+    if not pieces or not _calls(case) or _in_arguments(case, pieces):
         return None
     for p in pieces:
         text = text.replace(p, "<|" + p[1:-1] + "|>")
@@ -180,7 +202,7 @@ def drop_section_opener(case: turns.Case, req: Request, text: str) -> str | None
 
 def close_head_then_text(case: turns.Case, req: Request, text: str) -> str | None:
     t = _fmt(case)
-    pieces = mk.tokens(t.call_close)
+    pieces = mk.tokens(_trailing(case))
     if not _calls(case) or len(pieces) < 2 or not dm.token_shaped(pieces[0]) or t.call_end.strip() \
             or t.section_end.strip():
         return None
@@ -280,14 +302,19 @@ def wrap_args(case: turns.Case, req: Request, text: str) -> str | None:
 
 def json_for_tags(case: turns.Case, req: Request, text: str) -> str | None:
     t = _fmt(case)
-    ta = t.tagged
-    if t.args != "tagged" or ta is None or len(_calls(case)) != 1 or not ta.prefix.strip() \
-            or ta.prefix.strip().startswith("{") or not t.call_close.strip():
+    ta, lay = t.tagged, _layout(case)
+    if lay is not None and lay.args.kind == "items" and lay.args.items is not None and not lay.args.codec:
+        prefix = (lay.args.items.open + lay.args.items.item_pre).strip()
+    elif t.args == "tagged" and ta is not None:
+        prefix = ta.prefix.strip()
+    else:
+        return None
+    if len(_calls(case)) != 1 or not prefix or prefix.startswith("{") or not _trailing(case).strip():
         return None
     call = _calls(case)[0]
     name_at = text.find(call["function"]["name"])
-    start = text.find(ta.prefix.strip(), name_at)
-    end = text.find(mk.tokens(t.call_close)[0], start)
+    start = text.find(prefix, name_at)
+    end = text.find(mk.tokens(_trailing(case))[0], start)
     if name_at < 0 or start < 0 or end < 0:
         return None
     return text[:start] + json.dumps(turns.arguments_of(call), ensure_ascii=False) + "\n" + text[end:]
@@ -322,27 +349,55 @@ def double_escape(case: turns.Case, req: Request, text: str) -> str | None:
 
 
 # ------------------------------------------------------------------ 4. optional parts
+def _id_block(case: turns.Case) -> str | None:
+    """The literal before an id written between two literals after the name (``[CALL_ID]``), or None."""
+    t, lay = _fmt(case), _layout(case)
+    if lay is None:
+        ok = t.id_position == "after_name" and t.id_prefix.strip() and t.id_suffix.strip()
+        return str(t.id_prefix.strip()) if ok else None
+    kinds = [p.kind for p in lay.pieces]
+    if "id" not in kinds or "name" not in kinds:
+        return None
+    k = kinds.index("id")
+    if not (kinds.index("name") < k - 1 and k + 1 < len(kinds) and kinds[k - 1] == kinds[k + 1] == "lit"):
+        return None
+    before, after = lay.pieces[k - 1].text.strip(), lay.pieces[k + 1].text.strip()
+    return before if before and after else None
+
+
 def drop_id_block(case: turns.Case, req: Request, text: str) -> str | None:
-    t = _fmt(case)
-    if t.id_position != "after_name" or not t.id_prefix.strip() or not t.id_suffix.strip() or not _calls(case):
+    prefix = _id_block(case)
+    if prefix is None or not _calls(case):
         return None
     out = text
     for c in _calls(case):
-        block = t.id_prefix.strip() + c["id"]
+        block = prefix + c["id"]
         if block not in out:
             return None
         out = out.replace(block, "", 1)
     return out
 
 
+def _after_name(case: turns.Case) -> str | None:
+    """The literal closing the tag a call's name is written in (``">``), or None."""
+    t, lay = _fmt(case), _layout(case)
+    if lay is None:
+        return str(t.name_suffix.strip()) if self_closing_source(t) else None
+    kinds = [p.kind for p in lay.pieces]
+    k = kinds.index("name") + 1
+    core = lay.pieces[k].text.strip() if k < len(kinds) and kinds[k] == "lit" else ""
+    ok = core.endswith(">") and not core.endswith("/>") and "<" not in core and "args" in kinds[k:]
+    return core if ok and _trailing(case).strip() else None
+
+
 def self_closing_tag(case: turns.Case, req: Request, text: str) -> str | None:
-    t = _fmt(case)
-    if case.scenario != "tool" or not self_closing_source(t):
+    suffix = _after_name(case)
+    if case.scenario != "tool" or suffix is None:
         return None
     name = _calls(case)[0]["function"]["name"]
-    head = name + t.name_suffix.strip()[:-1]
+    head = name + suffix[:-1]
     start = text.find(head)
-    close = mk.tokens(t.call_close)[0]
+    close = mk.tokens(_trailing(case))[0]
     end = text.find(close, start)
     if start < 0 or end < 0:
         return None

@@ -86,7 +86,9 @@ class ArgsFit:
         wanted = self.decoded.get(key)
         if wanted is None or not isinstance(value, str):
             return _NOT
-        for _ in range(2):     # a JSON string holding the value, or holding it escaped once more
+        # a JSON string holding the value, or holding it escaped once more (twice: a value spelled raw,
+        # the text of a JSON string of a JSON string)
+        for _ in range(3):
             try:
                 value = json.loads(value)
             except (ValueError, RecursionError):
