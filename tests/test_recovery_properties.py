@@ -312,9 +312,12 @@ def json_for_tags(case: turns.Case, req: Request, text: str) -> str | None:
     if len(_calls(case)) != 1 or not prefix or prefix.startswith("{") or not _trailing(case).strip():
         return None
     call = _calls(case)[0]
+    close = mk.tokens(_trailing(case))[0]
+    if close in json.dumps(turns.arguments_of(call), ensure_ascii=False):
+        return None       # the close written inside an argument: no place to cut at
     name_at = text.find(call["function"]["name"])
     start = text.find(prefix, name_at)
-    end = text.find(mk.tokens(_trailing(case))[0], start)
+    end = text.find(close, start)
     if name_at < 0 or start < 0 or end < 0:
         return None
     return text[:start] + json.dumps(turns.arguments_of(call), ensure_ascii=False) + "\n" + text[end:]

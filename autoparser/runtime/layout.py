@@ -52,9 +52,10 @@ def _tokens_optional(text: str) -> regex.Pattern[str] | None:
     toks = mk.tokens(text)
     if len(toks) < 2:
         return None
-    alts = [r"\s*".join(("(?:" + mk.loose(t) + ")" + ("?" if j != i else "")) for j, t in enumerate(toks) if j >= i)
-            for i in range(len(toks))]
-    return mk.compile_source(r"\s*(?:" + "|".join("(?:" + a + ")" for a in alts) + r")[ \t]*\n?")
+    pats = ["(?:" + mk.loose(t) + ")" for t in toks]
+    # from any token on (the first written), each later one optional with the white space before it
+    alts = [pats[i] + "".join(r"(?:\s*" + p + ")?" for p in pats[i + 1:]) for i in range(len(toks))]
+    return mk.compile_source(r"\s*(?:" + "|".join("(?:" + a + ")" for a in alts) + ")")
 
 
 class LayoutCallReader(Phases, CallReader):
@@ -397,7 +398,8 @@ class LayoutCallReader(Phases, CallReader):
             last = rest[0] is self.layout.pieces[-1]
             # the call's last literal ends a raw value only where what may follow a call follows it
             follow = self._follow_source(final)
-            return lit_source(rest[0].text, lead_optional=True) + ("(?=" + follow + ")" if last and follow else "")
+            return lit_source(rest[0].text, lead_optional=True, loose=self.names) + \
+                ("(?=" + follow + ")" if last and follow else "")
         # the arguments end the call: what may follow a call follows them
         f = self.fmt
         follow = self._follow_source(final)
