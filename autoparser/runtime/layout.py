@@ -466,8 +466,9 @@ def _hole_ends(layout: CallLayout, i: int, names: tuple[str, ...] = ()) -> tuple
     pieces = layout.pieces
     j = i + 1
     if j < len(pieces) and pieces[j].kind == "args" and _args_start(layout):
-        # the arguments follow the hole directly: it runs to where they begin (``NAME/key/value``)
-        return mk.compile_source(f"(?P<e{j}>(?={_args_start(layout)}))"), {f"e{j}": j}
+        # the arguments follow the hole directly: it runs to where they begin (``NAME/key/value``), or
+        # to a JSON object written for the items
+        return mk.compile_source(f"(?P<e{j}>(?={_args_start(layout, json_too=True)}))"), {f"e{j}": j}
     if j >= len(pieces) or pieces[j].kind != "lit" or not pieces[j].text.strip() or \
             pieces[j].text.startswith(mk.HEADER):
         return None
@@ -485,7 +486,7 @@ def _hole_ends(layout: CallLayout, i: int, names: tuple[str, ...] = ()) -> tuple
                 alts.append(f"(?P<s{k}>(?={closed.pattern}))")
                 targets[f"s{k}"] = k
         elif p.kind == "args":
-            start = _args_start(layout)
+            start = _args_start(layout, json_too=True)
             if start:
                 alts.append(f"(?P<e{k}>(?={start}))")
                 targets[f"e{k}"] = k
@@ -512,13 +513,18 @@ def _self_closing(after_name: str) -> regex.Pattern[str] | None:
     return mk.compile_source(mk.pattern(core[:-1]) + r"\s*/>")
 
 
-def _args_start(layout: CallLayout) -> str:
-    """How the arguments begin (a JSON object's brace, the first item's literal), "" when unknown."""
+def _args_start(layout: CallLayout, json_too: bool = False) -> str:
+    """How the arguments begin (a JSON object's brace, the first item's literal), "" when unknown;
+    ``json_too``: items may also be written as a JSON object (white space before its brace)."""
     a = layout.args
     if a.kind != "items" or a.items is None:
         return r"\{" if not a.codec else ""
     head = (a.items.open + a.items.item_pre).strip()
-    return mk.pattern(head) if head else ""
+    if not head:
+        return ""
+    if json_too and not a.codec and not head.startswith("{"):
+        return "(?:" + mk.pattern(head) + r"|\s*\{)"
+    return mk.pattern(head)
 
 
 def _skip_ws(buf: str, i: int) -> int:
