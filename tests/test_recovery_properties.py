@@ -413,7 +413,13 @@ def unclosed_reasoning(case: turns.Case, req: Request, text: str) -> str | None:
     end = r.end.strip()
     if case.scenario != "reasoning" or not req.plan.reasoning.extract or not end or text.count(end) != 1:
         return None
-    return text[:text.index(end)]
+    # with no opener (delimiter reasoning) an unclosed block is the answer; a block after the answer
+    # leaves that answer before it
+    head = text[:text.index(end)]
+    if r.mode == "delimiter" or (r.start.strip() and head.find(r.start.strip()) > 0
+                                 and head[:head.find(r.start.strip())].strip()):
+        return None
+    return head
 
 
 def calls_inside_reasoning(case: turns.Case, req: Request, text: str) -> str | None:
