@@ -29,6 +29,7 @@ from . import markers as mk
 from .analysis.model import Analysis, ToolFormat
 from .errors import SchemaError
 from .markers.definition import word_closer
+from .values.callobj import START_KEYS
 from .values.refs import inline_refs
 from .values.schemas import check_schema
 
@@ -505,32 +506,39 @@ def _prefill(options: RequestOptions, reasoning: ReasoningPlan) -> Prefill:
 
 # ---------------------------------------------------------------- where calls open
 def opener(a: Analysis, names: tuple[str, ...]) -> Opener:
-    """Where the calls open: the marker (or marker-less start) and the regex that finds it."""
+    """Where the calls open: the marker (or marker-less start) and the regex that finds it; ``loose``
+    is the engine's: markers in the spellings models also write, a call object in another layout."""
     strict = _opener(a, names, python=False)
-    if a.tools.style != "json":
-        return strict
-    return dataclasses.replace(strict, loose=_opener(a, names, python=True).pattern)
+    loose = _opener(a, names, python=a.tools.style == "json", tolerant=True).pattern
+    return dataclasses.replace(strict, loose=loose) if loose != strict.pattern else strict
 
 
-def _opener(a: Analysis, names: tuple[str, ...], python: bool) -> Opener:
+def _opener(a: Analysis, names: tuple[str, ...], python: bool, tolerant: bool = False) -> Opener:
     t = a.tools
+
+    def pat(marker: str) -> str:
+        return mk.loose(marker, names) if tolerant else mk.pattern(marker)
     if t.section_start.strip():
-        return Opener(mk.pattern(t.section_start) + section_lookahead(t, names), "section_start",
+        return Opener(pat(t.section_start) + section_lookahead(t, names), "section_start",
                       t.section_start, _exact(mk.tokens(t.section_start)[0]))
     if t.call_start.strip():
         # the name prefix must follow: "<|channel|>" alone also opens reasoning and content
         named = bool(t.name_prefix.strip()) and t.id_position != "before_name"
-        ahead = r"(?=\s*" + name_prefix_pattern(t, python) + ")" if named else ""
+        prefix = name_prefix_pattern(t, python) if t.style == "json" or not tolerant else pat(t.name_prefix)
+        if tolerant and t.style == "json":   # the engine also reads a call object in another layout
+            prefix = "(?:" + prefix + "|" + call_object_start(t, names) + ")"
+        ahead = r"(?=\s*" + prefix + ")" if named else ""
         if named and _collides(t.call_start, a):
             both = t.call_start + " " + t.name_prefix
-            return Opener(mk.pattern(t.call_start) + ahead, "call_name", both,
+            return Opener(pat(t.call_start) + ahead, "call_name", both,
                           _exact((t.call_start + t.name_prefix).strip()))
-        return Opener(mk.pattern(t.call_start) + ahead, "call_start", t.call_start,
+        return Opener(pat(t.call_start) + ahead, "call_start", t.call_start,
                       _exact(mk.tokens(t.call_start)[0]))
     if t.style == "json":
-        return Opener(json_trigger(t, names, python))
+        trigger = json_trigger(t, names, python)
+        return Opener(trigger + "|" + call_object_start(t, names) if tolerant else trigger)
     if t.style in ("tagged", "layout") and t.name_prefix.strip():
-        return Opener(mk.pattern(t.name_prefix), "name_prefix", t.name_prefix, _exact(mk.tokens(t.name_prefix)[0]))
+        return Opener(pat(t.name_prefix), "name_prefix", t.name_prefix, _exact(mk.tokens(t.name_prefix)[0]))
     if t.style == "layout" and t.layout is not None and names:
         # no marker before the name (``get_weather(location='Paris')``): a tool's name and what follows it
         after = _layout_after_name(t)
@@ -565,6 +573,18 @@ def json_trigger(t: ToolFormat, names: tuple[str, ...], python: bool = False) ->
         return name_prefix_pattern(t, python) + "(?=" + q + mk.tool_name(names)[len(r"(?<!\w)"):] + q + \
             "|" + q + rest + ")"
     return name_prefix_pattern(t, python)
+
+
+def call_object_start(t: ToolFormat, names: tuple[str, ...]) -> str:
+    """The start of a JSON call object in any common layout (:mod:`autoparser.values.callobj`): a first
+    key that call objects use, or one of the request's tools as the key (``{"get_weather": {``)."""
+    lay = t.json
+    own = [p[0] for p in ((lay.name_path, lay.args_path, lay.id_path) if lay is not None else ()) if p]
+    keys = [k for k in dict.fromkeys([*own, *START_KEYS]) if isinstance(k, str)]
+    alts = "|".join(re.escape(k) for k in keys)
+    named = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    keyed = r"|\{\s*[\"'](?:" + named + r")[\"']\s*:\s*[{\"]" if named else ""
+    return r"\{\s*[\"'](?:" + alts + r")[\"']\s*:" + keyed
 
 
 def name_prefix_pattern(t: ToolFormat, python: bool = False) -> str:

@@ -63,6 +63,11 @@ UNESCAPED_QUOTES = "gbnf rejects: the template prints an argument string with un
 LEXER_ONLY = "gbnf rejects: llguidance's lexer only (the text matches the grammar as a CFG)"
 
 
+#: the engine reads the text with a repair it reports (a deviation from the format: tolerance lives in the
+#: engine, issue 22) and the strict parser refuses it, as it should
+TOLERATED = "tolerated"
+
+
 def _strings(value: Any) -> list[str]:
     if isinstance(value, str):
         return [value]
@@ -84,12 +89,15 @@ def three_way(case: turns.Case) -> str:
     """"agree", "engine-wrong" (nothing to agree on), or what disagrees."""
     tmpl = template(case.path)
     req = tmpl.apply(case.history, tools=case.tools, chat_template_kwargs=case.kwargs or None)
-    engine = req.parse(case.text).to_dict()
+    msg = req.parse(case.text)
+    engine = msg.to_dict()
     if turns.compare(case.expected, engine, case.text) is not None:
         return "engine-wrong"
     try:
         strict = req.parse_strict(case.text).to_dict()
     except ParseError as e:
+        if set(msg.warnings) - set(req.warnings):
+            return TOLERATED      # the engine read a deviation it says it repaired; the strict parser refuses it
         return f"peg rejects: {e}"
     if _normal(strict) != _normal(engine):
         return f"peg differs: {strict} != {engine}"
@@ -148,7 +156,7 @@ def test_corpus_agrees_where_the_engine_is_right(capsys: pytest.CaptureFixture[s
     with capsys.disabled():
         print(f"\nengine / PEG / GBNF, corpus ({len(CORPUS_PATHS)} templates, {templates} with scenarios): "
               f"{len(results)} scenarios, {kinds}")
-    disagree = {k: v for k, v in results.items() if v not in ("agree", "engine-wrong")}
+    disagree = {k: v for k, v in results.items() if v not in ("agree", "engine-wrong", TOLERATED)}
     # the known gaps, by kind; their counts may only go down
     known = FULL_CORPUS_KNOWN if len(CORPUS_PATHS) > 40 else SAMPLE_KNOWN
     found = {kind: [k for k, v in disagree.items() if v == kind] for kind in known}

@@ -14,7 +14,14 @@ from collections.abc import Callable, Iterable
 
 import regex
 
-from .definition import BARRED_TOKEN_SOURCE, token_shaped
+from .definition import (
+    BARRED_TOKEN_SOURCE,
+    DECORATED,
+    SPELLING_CLOSE,
+    SPELLING_OPEN,
+    namespace_of,
+    token_shaped,
+)
 
 PARTIAL_OK = True
 
@@ -62,6 +69,43 @@ def pattern(marker: str) -> str:
     return r"\s*".join(_token_pattern(p) for p in pieces)
 
 
+@functools.lru_cache(maxsize=4096)
+def loose(marker: str, names: tuple[str, ...] = ()) -> str:
+    """The engine's tolerant pattern for a call marker (never the grammars'): each bracket-decorated
+    token in any of the spellings models write (:data:`~.definition.DECORATED`: ``<tool_call>`` for
+    ``<|tool_call|>``, ``[TOOL_CALLS] [`` for ``[TOOL_CALLS][``), and a namespace right before a name
+    (:func:`~.definition.namespace_of`) left out, only when one of ``names`` follows
+    (``to=get_weather`` for ``to=functions.get_weather``). Another namespace is not taken for it:
+    templates give built-in tools their own (``to=browser.search`` is no call of a declared ``search``)."""
+    pieces = [q for t in tokens(marker) for p in _SPECIAL.split(t) for q in _FENCE.split(p) if q]
+    out = []
+    for i, piece in enumerate(pieces):
+        space = namespace_of(piece) if i == len(pieces) - 1 and names else None
+        head = piece[:-len(space) - 1] if space is not None else piece
+        src = _respelled(head)
+        if space is not None:
+            src += "(?:" + regex.escape(space) + r"\.|(?=" + tool_name(names)[len(r"(?<!\w)"):] + r"(?![\w\-]|\.\w)))"
+        out.append(src)
+    return r"\s*".join(out)
+
+
+
+_loose = loose   # (lit_source's parameter of the same name hides it)
+
+def _respelled(piece: str) -> str:
+    """A marker piece's pattern, each bracket-decorated token in it in any of its spellings."""
+    out, at = [], 0
+    for m in DECORATED.finditer(piece):
+        out.append(_token_pattern(piece[at:m.start()]))
+        word = "".join(r"[▁_]" if part == "▁" else _token_pattern(part) for part in regex.split("(▁)", m.group(1)))
+        out.append(SPELLING_OPEN + word + SPELLING_CLOSE)
+        at = m.end()
+        if at < len(piece):
+            out.append(r"\s*")     # "[TOOL_CALLS] [": models space what the template glues
+    out.append(_token_pattern(piece[at:]))
+    return "".join(out)
+
+
 _LABELLED = regex.compile(r"(?s)(.*[>\]|｜▷])(\w{1,20})")
 
 
@@ -107,12 +151,15 @@ def block_pattern(marker: str, opener: bool) -> str:
 _ADJACENT_TAGS = regex.compile(r"(?<=>)(?=<)")
 
 
-def lit_source(text: str, lead_optional: bool = False, separates: bool = False, lead_required: bool = False) -> str:
+def lit_source(text: str, lead_optional: bool = False, separates: bool = False, lead_required: bool = False,
+               loose: tuple[str, ...] | None = None) -> str:
     """Regex source for a literal piece of a layout: its white space is tolerated as a marker's is,
     and the white space it begins or ends with is taken when present (so that a value before or
     after it does not keep it; ``lead_required``: the white space it begins with must be there).
     A literal of white space only is any white space; ``separates``: some (it ends a text that
-    runs to it). The readers and the strict parser share it."""
+    runs to it). The readers and the strict parser share it; ``loose`` (the request's tool names, the
+    engine only): its tokens in the other spellings models write and a namespace before a name
+    optional (:func:`loose`)."""
     core = text.strip()
     if not core:
         return (r"\s+" if separates else r"\s*") if text else ""
@@ -120,7 +167,8 @@ def lit_source(text: str, lead_optional: bool = False, separates: bool = False, 
     trail = text[len(text.rstrip()):]
     # two tags side by side (``</arg_key><arg_value>``) take white space between them, as a marker's
     # pieces do: models write a line break there that the template does not
-    src = r"\s*".join(pattern(part) for part in _ADJACENT_TAGS.split(core) if part)
+    src = r"\s*".join((pattern(part) if loose is None else _loose(part, loose))
+                       for part in _ADJACENT_TAGS.split(core) if part)
     if lead:
         src = (r"[ \t]*" + regex.escape(lead) if lead_required else
                "(?:" + regex.escape(lead) + ")?" if lead_optional else r"\s*") + src

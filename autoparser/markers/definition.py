@@ -88,6 +88,25 @@ def word_closer(opener: str) -> str | None:
     return f"[/{m.group(1)}]" if m.group(1) else f"</{m.group(2)}>"
 
 
+# ---- spellings: the same token written with other decorations (a bracket-decorated word:
+# ``<|tool_call|>``, ``<｜tool▁sep｜>``, ``[TOOL_CALLS]``, ``</tool_call>``)
+DECORATED = regex.compile(r"(?:<[|｜]?|\[)(/?[A-Za-z][\w▁:.\-]{1,40}?/?)(?:[|｜]?>|\])")
+_NAMESPACE = regex.compile(r"(?<![\w.])([A-Za-z_][\w\-]{0,30})\.\Z")
+SPELLING_OPEN = r"(?:<[|｜]?|\[)"       # how models open the same token: <|, <｜, <, [
+SPELLING_CLOSE = r"(?:[|｜]?>|\])"      # ... and close it
+
+
+# DECORATED finds them: its group 1 is the word, which models also write with other decorations
+# (``<tool_call>`` for ``<|tool_call|>``, ``<|/tool_call|>``, ``[tool_call]``) and ``▁`` as ``_``
+
+
+def namespace_of(piece: str) -> str | None:
+    """The namespace a piece ends with right before a name (``functions.`` of ``to=functions.``), or
+    None: models also write the name without it (``to=get_weather``) or in another one."""
+    m = _NAMESPACE.search(piece)
+    return m.group(1) if m is not None else None
+
+
 # value and prose punctuation: never makes text a marker on its own (JSON, Python, sentences)
 _VALUE = frozenset("{}()\"',:;.=-!?")
 _QUOTES_AND_BRACES = frozenset("{}\"'")

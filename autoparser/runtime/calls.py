@@ -16,6 +16,7 @@ import regex
 from .. import markers as mk
 from ..analysis.model import LINE_ARGS
 from ..markers import definition as dm
+from ..values.callobj import START_KEYS, call_shaped, read_call_object
 from ..values.coerce import coerce, raw_string
 from ..values.decode import args_text, typed_value
 from ..values.entities import decodable, raw_length, unescape
@@ -26,6 +27,7 @@ from ..values.literal import LiteralEnd, literal_to_json, read_partial_literal
 from ..values.pyliteral import python_to_json
 from .lineargs import LineArgsReader
 from .phases import Phases
+from .tolerance import close_head, close_tail, loose_marker, self_closing, self_closing_source
 
 if TYPE_CHECKING:
     from ..analysis.model import JsonLayout, ToolFormat
@@ -38,6 +40,7 @@ _NAME = regex.compile(r"[^\s<>\[\]{}\"'|,:=()`]+")
 
 class CallReader:
     origin: int = 0
+    quiet: bool = False       # the text it gave back was no call at all (no marker opened it): no warning
     implied: bool = False     # the call's start marker was left out (the engine found its name prefix)
     index: int | None = None     # the call's index once announced
     engine: Engine
@@ -143,11 +146,33 @@ class JsonCallReader(CallReader):
         if self.not_a_call is not None:
             return "bad", self.not_a_call
         if end is None:
-            if final:
-                return "more", len(buf)
             return "more", len(buf)
         if self.index is None:
+            return self._other_layout(buf, end)
+        return "done", self.start + end
+
+    def _other_layout(self, buf: str, end: int) -> tuple[str, int]:
+        """A complete object whose name was not where the layout puts it: read by its members in any
+        common layout (:mod:`autoparser.values.callobj`), when it names one of the request's tools."""
+        assert self.start is not None
+        raw = self.scanner.text[:end]
+        try:
+            value = json.loads(python_to_json(raw) if self.python else raw, strict=False)
+        except (ValueError, RecursionError):
+            value = None
+        tools = self.engine.plan.tools
+        lay = self.layout
+        found = read_call_object(value, tools.names if tools is not None else (), lay.name_path[:1],
+                                 lay.args_path[:1], lay.id_path[:1]) if not lay.name_is_key or value else None
+        if found is None:
+            self.quiet = tools is not None and not tools.opener.role   # no marker opened it: plain text
+            if self.quiet and call_shaped(value):
+                self.engine.warn("a call-shaped object named no declared tool; kept as content", malformed=False)
             return self._fail(buf)
+        name, args, call_id = found
+        self.engine.warn("a tool call object was written in another layout; read by its members", malformed=False)
+        self.index = self.engine.call_header(name, call_id)
+        self.engine.call_args(self.index, json.dumps(args, ensure_ascii=False))
         return "done", self.start + end
 
     def _fail(self, buf: str) -> tuple[str, int]:
@@ -186,6 +211,8 @@ class JsonCallReader(CallReader):
                 if path is None:
                     return
                 if sc.text[sc.spans[path][0]] != "{":
+                    if path[0] in START_KEYS:
+                        return      # {"name": ...}: a call object in another layout, read once complete
                     # {"NAME": {ARGS}}: a key whose value is no object names no call (a flat argument
                     # object written without its name); deterministic cut, whatever the chunking
                     self.not_a_call = (self.start or 0) + sc.spans[path][0]
@@ -206,6 +233,7 @@ class JsonCallReader(CallReader):
                     # no marker opened this object: a name no tool has makes it text (a stream that
                     # started it on a cut-off name decides here, as the whole-text trigger does)
                     self.not_a_call = self.start
+                    self.quiet = True
                     return
         if self.index is None:
             if layout.id_path and (layout.id_after_args or sc.started(layout.id_path) is not None) \
@@ -269,6 +297,8 @@ class JsonCallReader(CallReader):
         self.engine.warn("tool call had no arguments member; its other members were taken as the arguments")
         if len(members) == 1 and members[0][1].startswith("{"):
             raw = members[0][1]
+        elif len(members) == 1 and members[0][1][:1] in "\"'" and args_text(members[0][1], self.python)[:1] == "{":
+            return args_text(members[0][1], self.python)     # the arguments as a JSON string
         else:
             raw = "{" + ", ".join(f"{json.dumps(str(k), ensure_ascii=False)}: {v}" for k, v in members) + "}"
         if self.python:
@@ -339,9 +369,13 @@ def name_stops(fmt: ToolFormat) -> tuple[regex.Pattern[str] | None, frozenset[st
     """What ends a tagged call's name (None: the name is one word) and the characters such a
     marker may begin with."""
     ta = fmt.tagged
-    stop = [t for t in (fmt.name_suffix, fmt.id_prefix if fmt.id_position == "after_name" else "",
+    after_name = fmt.id_position == "after_name"
+    # the id block after the name may be left out with its closer written ([ARGS] without [CALL_ID]x)
+    stop = [t for t in (fmt.name_suffix, fmt.id_prefix if after_name else "", fmt.id_suffix if after_name else "",
                         ta.prefix if ta else "", fmt.call_close, fmt.call_end) if t.strip()]
-    stop_src = [mk.pattern(s) for s in stop]
+    stop_src = [mk.loose(s) for s in stop]
+    if self_closing_source(fmt):
+        stop_src.insert(0, self_closing_source(fmt))
     if not fmt.name_suffix.strip():
         # the arguments themselves end the name: "call:NAME{...", "NAME(...", "NAME\n{...}"
         opener = fmt.literal.open if fmt.args == "literal" and fmt.literal else "{"
@@ -351,7 +385,7 @@ def name_stops(fmt: ToolFormat) -> tuple[regex.Pattern[str] | None, frozenset[st
             stop_src.append(r"(?=\s)")    # "NAME key=value": white space ends the name
     if fmt.name_suffix.startswith(mk.HEADER):
         stop_src = []   # header fields follow the name: the name is one word
-    firsts = frozenset(s.strip()[0] for s in stop)
+    firsts = frozenset(s.strip()[0] for s in stop) | frozenset("<[")   # "<", "[": a marker respelled
     return (mk.compile_source("|".join(stop_src)) if stop_src else None), firsts
 
 
@@ -383,14 +417,19 @@ class TaggedCallReader(Phases, CallReader):
         self._value_first = True
         self._cdata_checked = True
         self._held_nl = ""
-        p = mk.compile_marker
-        self.p_name_prefix = p(fmt.name_prefix)
+        p = loose_marker
+        names = engine.plan.tools.names if engine.plan.tools is not None else ()
+        self.p_name_prefix = p(fmt.name_prefix, names)
         self.p_name_suffix = p(fmt.name_suffix)
         self.p_id_prefix = p(fmt.id_prefix)
         self.p_id_suffix = p(fmt.id_suffix)
         self.p_close = p(fmt.call_close)
+        self.p_close_head = close_head(fmt.call_close)
+        self.p_self_close = self_closing(fmt)
         self.p_call_end = p(fmt.call_end)
         ta = fmt.tagged
+        # a JSON object may stand for tagged arguments whose markers do not themselves start with "{"
+        self._json_for_tags = ta is not None and not ta.prefix.strip().startswith("{")
         if ta is not None:
             self.p_arg_prefix = p(ta.prefix)
             self.p_key_suffix = p(ta.key_suffix)
@@ -471,6 +510,15 @@ class TaggedCallReader(Phases, CallReader):
         return False
 
     def _name_suffix(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        if self.p_self_close is not None:
+            st, end = mk.match_here(self.p_self_close, buf, pos, final)
+            if st == "more":
+                return "more", pos
+            if st == "match":     # <invoke name="f"/>: a call with no arguments, closed with its name
+                self._announce()
+                self._args("{}")
+                self.phase = "self_closed"
+                return "next", end
         st, end = mk.match_here(self.p_name_suffix, buf, pos, final)
         if st == "more":
             return "more", pos
@@ -488,6 +536,15 @@ class TaggedCallReader(Phases, CallReader):
         self.phase = "id_after" if self.fmt.id_position == "after_name" else "args_begin"
         return "next", pos
 
+    def _self_closed(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        """After a self-closing name tag: the rest of a close of several pieces may still follow
+        (``<function=f/>`` then ``</tool_call>``)."""
+        tail = close_tail(self.fmt.call_close)
+        st, end = mk.match_here(tail, buf, pos, final) if tail is not None else ("no", pos)
+        if st == "more":
+            return "more", pos
+        return "done", end if st == "match" else pos
+
     def _id_after(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
         return self._read_id(buf, pos, final, then="args_begin")
 
@@ -497,8 +554,11 @@ class TaggedCallReader(Phases, CallReader):
                             and _cut_marker(self.p_id_prefix, buf, _skip_ws(buf, pos))):
             return "more", pos
         if st == "no":
+            st, end = self._id_block_left_out(buf, pos, final)
+            if st == "more":
+                return "more", pos
             self.phase = then
-            return "next", pos
+            return "next", end
         if self.p_id_suffix is not None:
             m = self.p_id_suffix.search(buf, end, partial=not final)
             if m is None or m.partial:
@@ -512,6 +572,25 @@ class TaggedCallReader(Phases, CallReader):
         self.call_id = m.group()
         self.phase = then
         return "next", m.end()
+
+    def _match_close(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        """The call's close (``markers.match_here``); a close of several pieces may stop after its first
+        one when what follows is not the rest (``</function>`` then text, the ``</tool_call>`` left out)."""
+        st, end = mk.match_here(self.p_close, buf, pos, final)
+        if st == "no" and self.p_close_head is not None:
+            return mk.match_here(self.p_close_head, buf, pos, final)
+        return st, end
+
+    def _id_block_left_out(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        """No id block where the layout has one: its closing marker alone may still be written
+        (``NAME[ARGS]{...}`` for ``NAME[CALL_ID]ID[ARGS]{...}``): ``("more", pos)`` while that is
+        undecided, else ``("next", where it ends or pos)``."""
+        if self.p_id_suffix is None or not self.fmt.id_prefix.strip():
+            return "next", pos
+        st, end = mk.match_here(self.p_id_suffix, buf, pos, final)
+        if st == "more" or (final and st == "no" and _cut_marker(self.p_id_suffix, buf, _skip_ws(buf, pos))):
+            return "more", pos
+        return "next", end if st == "match" else pos
 
     def _args(self, fragment: str) -> None:
         """Argument text: sent at once, or held while the id is still to come (ids after arguments)."""
@@ -576,7 +655,11 @@ class TaggedCallReader(Phases, CallReader):
             self._args("{}")
             self.phase = "close"
             return "next", pos
-        self.scanner = JsonScanner(python=self.fmt.python_literals or self.fmt.args == "python", track_depth=0)
+        return self._json_from(i, python=self.fmt.python_literals or self.fmt.args == "python")
+
+    def _json_from(self, i: int, python: bool = False) -> tuple[str, int]:
+        """The arguments are a JSON object (or Python literal) starting at ``i``."""
+        self.scanner = JsonScanner(python=python, track_depth=0)
         self.args_start = i
         self.args = _ArgsStream(self.engine, self.index, self._args)
         self.phase = "json_args"
@@ -720,7 +803,7 @@ class TaggedCallReader(Phases, CallReader):
                 pos = m.end()
         if self.index is None:
             self._announce()
-        st, end = mk.match_here(self.p_close, buf, pos, final)
+        st, end = self._match_close(buf, pos, final)
         if st == "more":
             return "more", pos
         at = _skip_ws(buf, pos)
@@ -730,8 +813,14 @@ class TaggedCallReader(Phases, CallReader):
 
     # ------------------------------------------------------ tagged arguments
     def _arg(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
-        if _skip_ws(buf, pos) == len(buf):
+        at = _skip_ws(buf, pos)
+        if at == len(buf):
             return "more", pos   # the next argument or the close is still to come
+        if not self.nargs and buf[at] == "{" and self._json_for_tags:
+            # a JSON object where the parameter tags were expected: the arguments in the other encoding
+            self.engine.warn("tool arguments were written as a JSON object instead of tagged parameters; "
+                             "read as JSON", malformed=False)
+            return self._json_from(at)
         if self.nargs and self.p_arg_sep is not None:
             st, end = mk.match_here(self.p_arg_sep, buf, pos, final)
             if st == "more":
@@ -749,13 +838,13 @@ class TaggedCallReader(Phases, CallReader):
             return "more", pos
         if st == "match":
             # an argument prefix that also begins the close (``<`` and ``</invoke>``): the longer wins
-            st_c, end_c = mk.match_here(self.p_close, buf, pos, final) if self.p_close is not None else ("no", 0)
+            st_c, end_c = self._match_close(buf, pos, final) if self.p_close is not None else ("no", 0)
             if st_c == "more":
                 return "more", pos
             if not (st_c == "match" and end_c > end):
                 self.phase = "arg_key"
                 return "next", end
-        st, end = mk.match_here(self.p_close, buf, pos, final)
+        st, end = self._match_close(buf, pos, final)
         if st == "more":
             return "more", pos
         self._end_args()
@@ -881,6 +970,8 @@ class TaggedCallReader(Phases, CallReader):
         return prop if isinstance(prop, dict) else {}
 
     def truncate(self) -> None:
+        if self.phase == "self_closed":
+            return        # the call is complete: only the rest of its close may be missing
         if self.index is None:
             if self.phase in ("name_prefix", "id_first", "name"):
                 return

@@ -18,6 +18,7 @@ section) and ``call`` (inside one call, driven by a call reader).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -28,8 +29,9 @@ from .. import ir
 from .. import markers as mk
 from ..analysis.model import ToolFormat
 from ..plan import PerPlan, RequestPlan, name_prefix_pattern
+from ..values.argfit import FitStream
 from .calls import CallReader
-from .guard import check_calls
+from .guard import check_calls, guard_for
 from .message import Message, ToolCall
 from .readers import make_call_reader
 
@@ -88,13 +90,19 @@ def compile_tables(g: ir.Grammar) -> _Tables:
         if start else None,
         reasoning_call=mk.compile_source(call_marker.source) if isinstance(call_marker, ir.Pattern) else None,
         reasoning_close=mk.compile_source(close) if (close := mk.block_pattern(end, opener=False)) else None,
-        section_end=mk.compile_marker(t.section_end) if t is not None else None,
-        call_start=mk.compile_marker(t.call_start) if t is not None else None,
+        section_end=_loose(t.section_end) if t is not None else None,
+        call_start=_loose(t.call_start, tp.names if tp is not None else ()) if t is not None else None,
         separator=mk.compile_marker(t.separator) if t is not None else None,
-        call_end=mk.compile_marker(t.call_end) if t is not None else None,
+        call_end=_loose(t.call_end) if t is not None else None,
         resync=_resync(t), answer_start=mk.compile_source(answer_start) if answer_start else None,
         aside_header=mk.compile_marker(_marker(g, "aside_header")) if g.get("aside_header") else None,
         aside_end=mk.compile_marker(_marker(g, "aside_end")) if g.get("aside_end") else None)
+
+
+def _loose(marker: str, names: tuple[str, ...] = ()) -> regex.Pattern[str] | None:
+    """A call marker as the engine reads it: in the spellings models also write (:func:`markers.loose`)."""
+    src = mk.loose(marker, names)
+    return mk.compile_source(src) if src else None
 
 
 def _marker(g: ir.Grammar, role: str) -> str:
@@ -160,6 +168,9 @@ class Engine:
         self.msg = Message()
         self._parts: dict[str, list[str]] = {"content": [], "reasoning_content": []}
         self._arg_parts: list[list[str]] = []
+        self._fits: list[FitStream | None] = []   # per call: its arguments reshaped by the tool's schema
+        self._args_seen: list[bool] = []
+        self._fit_notes: set[str] = set()
         self.deltas: list[dict[str, Any]] = []
         self.state = start_state(plan)
         self._scan = 0                   # where the tentative search resumes
@@ -253,9 +264,9 @@ class Engine:
                 self._call_boundary()
             else:
                 index = self.call_header(step[1], step[2])
-                self.call_args(index, step[3])
-                if step[4] is not None:
-                    values[index] = step[4]
+                value = self._decoded_args(index, step[3], step[4])
+                if value is not None:
+                    values[index] = value
         self.buf, self.pos, self.state = text, len(text), "content"
         self._close_all()       # as finish(): nothing is left but what the engine writes at the end
         self._finished = True
@@ -270,6 +281,7 @@ class Engine:
         if self._call is not None and not isinstance(self._call, _Closing):
             self._call.truncate()
             self.msg.truncated = True
+        self._flush_fits()
         self._finished = True
         self.sync()
 
@@ -344,6 +356,9 @@ class Engine:
             call_id = f"{self.plan.id_prefix}{index}"
         self.msg.tool_calls.append(ToolCall(name=name, id=call_id))
         self._arg_parts.append([])
+        self._args_seen.append(False)
+        fit = guard_for(self.plan).fit_for(name) if self.plan.tools is not None else None
+        self._fits.append(FitStream(fit) if fit is not None else None)
         self.deltas.append({"tool_calls": [{"index": index, "id": call_id, "type": "function",
                                             "function": {"name": name, "arguments": ""}}]})
         return index
@@ -351,11 +366,50 @@ class Engine:
     def call_args(self, index: int, fragment: str) -> None:
         if not fragment:
             return
-        self._arg_parts[index].append(fragment)
-        self.deltas.append({"tool_calls": [{"index": index, "function": {"arguments": fragment}}]})
+        self._args_seen[index] = True
+        fit = self._fits[index]
+        if fit is not None:
+            fragment = fit.feed(fragment)
+            self._note_fit(fit)
+        self._send_args(index, fragment)
+
+    def _send_args(self, index: int, fragment: str) -> None:
+        if fragment:
+            self._arg_parts[index].append(fragment)
+            self.deltas.append({"tool_calls": [{"index": index, "function": {"arguments": fragment}}]})
+
+    def _note_fit(self, fit: FitStream) -> None:
+        for note in fit.notes:
+            if note not in self._fit_notes:
+                self._fit_notes.add(note)
+                self.warn(note, malformed=False)
+
+    def _flush_fits(self) -> None:
+        """The output ended: argument text held for reshaping goes out as written."""
+        for index, fit in enumerate(self._fits):
+            if fit is not None:
+                self._send_args(index, fit.flush())
+
+    def _decoded_args(self, index: int, text: str, value: Any) -> Any:
+        """Arguments a whole-text reader read at once (``value``: decoded, or None): sent as the stream
+        would send them; returns their decoded value when it is the text's (for the guard)."""
+        fit = self._fits[index]
+        if fit is not None:
+            if value is None:
+                try:
+                    value = json.loads(text)
+                except (ValueError, RecursionError):
+                    value = None
+            if value is None or fit.fit.whole(value) is not None:
+                self.call_args(index, text)   # something to reshape (or unreadable): as a stream reads it
+                return None
+            fit.raw = True
+        self._args_seen[index] = bool(text)
+        self._send_args(index, text)
+        return value
 
     def has_args(self, index: int) -> bool:
-        return bool(self._arg_parts[index])
+        return self._args_seen[index]
 
     def sync(self) -> Message:
         """Join the collected pieces into ``self.msg`` (joining once keeps streaming linear)."""
@@ -565,6 +619,12 @@ class Engine:
         e = close.search(self.buf, start, partial=not final) if close is not None else None
         if e is not None and not e.partial and (final or e.end() < len(self.buf)):
             self._rscan = -1
+            if self._calls_close_block(self.pos, e.start()):
+                # the model called a tool and then closed its reasoning: the calls are read from the
+                # opener on, and the closer after them is dropped (a close with no open)
+                self._boundary()
+                self.state = "content"
+                return
             self._reasoning(self.buf[self.pos:e.start()])
             self.pos = e.end()
             self._leave_reasoning()
@@ -575,6 +635,20 @@ class Engine:
         self._rscan = -1
         self._boundary()
         self.state = "content"
+
+    def _calls_close_block(self, start: int, end: int) -> bool:
+        """The text from a call opener at ``start`` to the reasoning closer at ``end`` is calls that end
+        right before the closer, naming a declared tool (a call the model wrote inside its reasoning,
+        not one it quoted mid-thought)."""
+        t, tp = self.tools, self.plan.tools
+        if t is None or tp is None or not tp.names:
+            return False
+        last = next((m for m in (t.section_end, t.call_end, t.call_close) if m.strip()), "")
+        if not last:
+            return False
+        region = self.buf[start:end].rstrip(WS)
+        ends = mk.compile_source("(?:" + mk.loose(last) + r")\Z")
+        return ends.search(region) is not None and mk.compile_source(mk.tool_name(tp.names)).search(region) is not None
 
     def _step_tentative(self, final: bool) -> None:
         """Delimiter-style reasoning: hold text until its end marker (reasoning) or a call / the end (content)."""
@@ -731,7 +805,10 @@ class Engine:
                     self.state = "resync"   # a later call of the same section is still a call
                 return
             # the text did not fit the format: keep it as content
-            self.warn("tool call did not match the format; kept as content")
+            if not reader.quiet:
+                self.warn("tool call did not match the format; kept as content")
+            if self.pos <= reader.origin < len(self.buf):
+                self.pos = reader.origin + 1   # what opened it is text: the search goes on after it
             self._content(self.buf[reader.origin:self.pos], raw=True)
             if self._in_section and self._t.resync is not None:
                 self.state = "resync"   # a later call of the same section is still a call
@@ -771,6 +848,7 @@ class Engine:
         elif self.state == "reasoning":
             self.msg.truncated = True
             self.warn("output ended inside the reasoning block", malformed=False)
+        self._flush_fits()
         rest = self.buf[self.pos:]
         if rest.strip():
             self._content(rest, raw=True)

@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..plan import PerPlan, RequestPlan, named_tool
+from ..values.argfit import ArgsFit
 from ..values.patterns import Deadline
 from ..values.validate import Check, Compiler, compile_schema
 from .message import ToolCall
@@ -39,6 +40,7 @@ class CallGuard:
         self.names = frozenset(tp.names) if tp is not None else frozenset()
         self._schemas = tp.schemas if tp is not None else {}
         self._checks: dict[str, Check] = {}
+        self._fits: dict[str, ArgsFit | None] = {}
 
     def _check_for(self, name: str) -> Check:
         check = self._checks.get(name)
@@ -51,6 +53,19 @@ class CallGuard:
                 check = _refuse(why)
             self._checks[name] = check
         return check
+
+    def fit_for(self, name: str) -> ArgsFit | None:
+        """What tool ``name``'s schema says about arguments written in another shape (None when the
+        tool is not declared or its schema reshapes nothing)."""
+        if name in self._fits:
+            return self._fits[name]
+        fit = None
+        if name in self.names:
+            check = self._check_for(name)
+            fit = ArgsFit(self._schemas.get(name) or {}, lambda value: check(value, Deadline()) is None)
+            fit = fit if fit.active else None
+        self._fits[name] = fit
+        return fit
 
     def reason(self, name: str, arguments: str, value: Any = None, deadline: Deadline | None = None) -> str | None:
         """Why the call may not be run, or None when it fits the request's tools; ``value`` is

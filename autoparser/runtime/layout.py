@@ -36,13 +36,29 @@ _MAX_HOLE = 256
 
 
 @functools.lru_cache(maxsize=256)
-def _piece_patterns(layout: CallLayout) -> tuple[regex.Pattern[str] | None, ...]:
-    """The compiled pattern of each literal piece (None for holes and empty literals)."""
+def _piece_patterns(layout: CallLayout, names: tuple[str, ...]) -> tuple[regex.Pattern[str] | None, ...]:
+    """The compiled pattern of each literal piece (None for holes and empty literals), as the engine
+    reads it: its tokens in the spellings models also write, a namespace before a declared tool's
+    name optional (``lit_source(loose=...)``)."""
     out: list[regex.Pattern[str] | None] = []
     for p in layout.pieces:
-        src = lit_source(p.text, separates=True) if p.kind == "lit" else ""
+        src = lit_source(p.text, separates=True, loose=names) if p.kind == "lit" else ""
         out.append(mk.compile_source(src) if src else None)
     return tuple(out)
+
+
+@functools.lru_cache(maxsize=256)
+def _tokens_optional(text: str) -> regex.Pattern[str] | None:
+    """A literal of several marker tokens with each token optional, at least one written: a call's
+    trailing literal after the arguments that the model cut short (``</function>`` then text, the
+    ``</tool_call>`` left out) or began late (``</tool_call>`` alone after a self-closing tag)."""
+    toks = mk.tokens(text)
+    if len(toks) < 2:
+        return None
+    pats = ["(?:" + mk.loose(t) + ")" for t in toks]
+    # from any token on (the first written), each later one optional with the white space before it
+    alts = [pats[i] + "".join(r"(?:\s*" + p + ")?" for p in pats[i + 1:]) for i in range(len(toks))]
+    return mk.compile_source(r"\s*(?:" + "|".join("(?:" + a + ")" for a in alts) + ")")
 
 
 class LayoutCallReader(Phases, CallReader):
@@ -53,7 +69,10 @@ class LayoutCallReader(Phases, CallReader):
         self.engine = engine
         self.fmt = fmt
         self.layout: CallLayout = fmt.layout
-        self.pats = _piece_patterns(self.layout)
+        tp = engine.plan.tools
+        self.names: tuple[str, ...] = tuple(tp.names) if tp is not None else ()
+        self.pats = _piece_patterns(self.layout, self.names)
+        self.json_items = False      # a JSON object written where the layout's items were expected
         self.origin = engine.pos
         self.i = 0
         self.phase = "piece"
@@ -144,15 +163,39 @@ class LayoutCallReader(Phases, CallReader):
             if final and self._cut_structure(buf[pos:]):
                 self._cut_short()            # the output stopped before this literal, or inside the
                 return self._advance(len(buf))   # start of another argument (``<arg_ke``)
-            return self._advance(pos)        # a literal after the arguments left out: the call still ends
+            # a literal after the arguments cut short or left out: the call still ends
+            part = _tokens_optional(self.layout.pieces[self.i].text)
+            st, end = mk.match_here(part, buf, pos, final) if part is not None else ("no", pos)
+            if st == "more":
+                return "more", pos
+            return self._advance(end if st == "match" else pos)
+        if self.layout.pieces[self.i - 1].kind == "name" if self.i else False:
+            return self._self_closed(buf, pos, final)
         return "bad", pos
+
+    def _self_closed(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        """The tag the name is written in closed on itself (``<invoke name="f"/>`` for
+        ``<invoke name="f">...</invoke>``): a call with no arguments; what follows the arguments in the
+        layout is read as cut short (each token optional)."""
+        pat = _self_closing(self.layout.pieces[self.i].text)
+        st, end = mk.match_here(pat, buf, pos, final) if pat is not None else ("no", pos)
+        if st == "more":
+            return "more", pos
+        at = next((k for k, p in enumerate(self.layout.pieces) if p.kind == "args"), -1)
+        if st != "match" or at < self.i:
+            return "bad", pos
+        self._announce()
+        self._emit("{}")
+        self.args_done = True
+        self.i = at + 1
+        return "next", end
 
     def _hole_text(self, buf: str, pos: int, final: bool) -> tuple[str, int, int] | str | None:
         """(text, where it ends, the piece reading goes on with) of a name or id hole; "more" to wait.
 
         The hole runs to the literal after it, or, when the model left that literal out, to a
         later one (past an id it did not write) or to where the arguments begin."""
-        ends = _hole_ends(self.layout, self.i)
+        ends = _hole_ends(self.layout, self.i, self.names)
         i = pos
         while i < len(buf) and buf[i] in " \t":
             i += 1
@@ -211,6 +254,18 @@ class LayoutCallReader(Phases, CallReader):
         if not self._id_later():
             self._announce()
         args = self.layout.args
+        if args.kind == "items" and args.items is not None and not args.codec and self.items is None \
+                and not self.json_items and self.scanner is None:
+            at = _skip_ws(buf, pos)
+            if at == len(buf) and not final:
+                return "more", pos
+            if at < len(buf) and buf[at] == "{" and not _args_start_text(self.layout).startswith("{"):
+                # a JSON object where the items were expected: the arguments in the other encoding
+                self.json_items = True
+                self.engine.warn("tool arguments were written as a JSON object instead of the template's "
+                                 "items; read as JSON", malformed=False)
+        if self.json_items:
+            return self._json_args(buf, pos, final)
         if args.kind == "items" and args.items is not None and args.codec:
             return self._wrapped_items(buf, pos, final)
         if args.kind == "items" and args.items is not None:
@@ -361,7 +416,8 @@ class LayoutCallReader(Phases, CallReader):
             last = rest[0] is self.layout.pieces[-1]
             # the call's last literal ends a raw value only where what may follow a call follows it
             follow = self._follow_source(final)
-            return lit_source(rest[0].text, lead_optional=True) + ("(?=" + follow + ")" if last and follow else "")
+            return lit_source(rest[0].text, lead_optional=True, loose=self.names) + \
+                ("(?=" + follow + ")" if last and follow else "")
         # the arguments end the call: what may follow a call follows them
         f = self.fmt
         follow = self._follow_source(final)
@@ -461,7 +517,7 @@ class LayoutCallReader(Phases, CallReader):
 
 
 @functools.lru_cache(maxsize=512)
-def _hole_ends(layout: CallLayout, i: int) -> tuple[regex.Pattern[str], dict[str, int]] | None:
+def _hole_ends(layout: CallLayout, i: int, names: tuple[str, ...] = ()) -> tuple[regex.Pattern[str], dict[str, int]] | None:
     """What ends hole ``i``: the literal after it, a later literal past an id hole (a model that
     leaves out ``[CALL_ID]ID``), or the start of the arguments (one that leaves out every literal
     up to them); the piece each alternative goes on with. None when the hole is one word (a hole,
@@ -469,9 +525,10 @@ def _hole_ends(layout: CallLayout, i: int) -> tuple[regex.Pattern[str], dict[str
     pieces = layout.pieces
     j = i + 1
     if j < len(pieces) and pieces[j].kind == "args" and _args_start(layout):
-        # the arguments follow the hole directly: it runs to where they begin (``NAME/key/value``), or,
-        # when there are none, to the literal after them (``<tool_call>NAME</tool_call>``)
-        ahead = [f"(?={_args_start(layout)})"]
+        # the arguments follow the hole directly: it runs to where they begin (``NAME/key/value``), to a
+        # JSON object written for the items, or, when there are none, to the literal after them
+        # (``<tool_call>NAME</tool_call>``)
+        ahead = [f"(?={_args_start(layout, json_too=True)})"]
         after = pieces[j + 1] if j + 1 < len(pieces) else None
         if after is not None and after.kind == "lit" and after.text.strip():
             ahead.append(f"(?={lit_source(after.text)})")
@@ -486,10 +543,14 @@ def _hole_ends(layout: CallLayout, i: int) -> tuple[regex.Pattern[str], dict[str
         p = pieces[k]
         if p.kind == "lit" and p.text.strip():
             group = f"e{k}"
-            alts.append(f"(?P<{group}>{lit_source(p.text)})")
+            alts.append(f"(?P<{group}>{lit_source(p.text, loose=names)})")
             targets[group] = k
+            closed = _self_closing(p.text) if k == j and pieces[i].kind == "name" else None
+            if closed is not None:       # the name's tag closed on itself: read on at the literal
+                alts.append(f"(?P<s{k}>(?={closed.pattern}))")
+                targets[f"s{k}"] = k
         elif p.kind == "args":
-            start = _args_start(layout)
+            start = _args_start(layout, json_too=True)
             if start:
                 alts.append(f"(?P<e{k}>(?={start}))")
                 targets[f"e{k}"] = k
@@ -500,15 +561,36 @@ def _hole_ends(layout: CallLayout, i: int) -> tuple[regex.Pattern[str], dict[str
     return mk.compile_source("|".join(alts)), targets
 
 
-def _args_start(layout: CallLayout) -> str:
-    """How the arguments begin (a JSON object's brace, the first item's literal), "" when unknown."""
+def _args_start_text(layout: CallLayout) -> str:
+    """The text items begin with ("" for other arguments)."""
+    a = layout.args
+    return (a.items.open + a.items.item_pre).strip() if a.kind == "items" and a.items is not None else ""
+
+
+@functools.lru_cache(maxsize=256)
+def _self_closing(after_name: str) -> regex.Pattern[str] | None:
+    """The literal after a name that closes the tag the name is written in (``">``), written
+    self-closing (``"/>``); None when it is no such literal."""
+    core = after_name.strip()
+    if not core.endswith(">") or core.endswith("/>") or "<" in core or len(core) > 8:
+        return None
+    return mk.compile_source(mk.pattern(core[:-1]) + r"\s*/>")
+
+
+def _args_start(layout: CallLayout, json_too: bool = False) -> str:
+    """How the arguments begin (a JSON object's brace, the first item's literal), "" when unknown;
+    ``json_too``: items may also be written as a JSON object (white space before its brace)."""
     a = layout.args
     if a.kind != "items" or a.items is None:
         return r"\{" if not a.codec else ""
     head = (a.items.open + a.items.item_pre).strip()
+    if not head:
+        return ""
     # (the call's name written in the items' literals: any name there)
-    return r"[\w.\-]{1,64}".join(mk.pattern(part) if part.strip() else "" for part in head.split(NAME_AGAIN)) \
-        if head else ""
+    src = r"[\w.\-]{1,64}".join(mk.pattern(part) if part.strip() else "" for part in head.split(NAME_AGAIN))
+    if json_too and not a.codec and not head.startswith("{"):
+        return "(?:" + src + r"|\s*\{)"
+    return src
 
 
 def _skip_ws(buf: str, i: int) -> int:
