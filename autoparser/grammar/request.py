@@ -74,6 +74,8 @@ else:  # Python 3.10
 WS_SPELLED = f"[ \\t\\n\\r]{{0,{WS_MAX}}}"   # the same inline: not a lexeme of its own for llguidance
 ID_MAX = 64            # a call id written between markers
 MAX_EXTRA_MEMBERS = 2  # other members of a JSON call object ("type": "function")
+CONSTANT = "constant:"  # the role of a constant member of a JSON call object ("jsonrpc": "2.0")
+CONSTANT_MAX = 64      # characters of a constant member's string value
 ID_CHARS = "[^ \\t\\r\\n<>\\x5B\\x5D{}\"'|,=()`]"        # a call id between markers
 WORD_CHARS = "[^ \\t\\r\\n<>\\x5B\\x5D{}\"'|,:=()`]"     # an id with no closing marker (calls._NAME)
 
@@ -379,13 +381,47 @@ class _Grammar:
             return self.b.rule("tail", self.b.until(mk.tokens(t.call_start)[0]))
         if free and op.role:
             return self.b.rule("tail", self.b.until(op.exact))
+        if not free:
+            return self.forced_tail()
         stops = " | ".join(literal(s) for s in self.stops)
         after = f"( ( {stops} ) {self.ws} )?" if stops else ""   # an end of turn the server did not cut
-        if not free and self.ir.envelope is not None:
-            return _join(self.envelope_tail(), self.ws, after)
         if t.section_end.strip() and not t.section_start.strip():
             return _join(f"( {self.lead('section-end', t.section_end)} )?", self.ws, after)
         return _join(self.ws, after)
+
+    def forced_tail(self) -> str:
+        """After a forced request's calls: what the template writes there and no free text. A turn
+        envelope's other members and closing brace; a section end with no section start; a reasoning
+        block the IR reads after the calls (a closing rationale: ``</tool>\n<rationale>R</rationale>``);
+        then white space and an end of turn the server did not cut. Markers spelled one character
+        class at a time: they compete with the next call's opener (``<|return|>`` and ``<|start|>``)."""
+        t = self.t
+        parts: list[str] = []
+        if self.ir.envelope is not None:
+            parts.append(self.envelope_tail())
+        elif t.section_end.strip() and not t.section_start.strip():
+            parts.append(f"( {WS_SPELLED} {self.spelled(t.section_end)} )?")
+        if self.reasoning_after_calls():
+            block = self.b.rule("reasoning", self.node(self.ir["reasoning"]))
+            parts.append(f"( {block} )?")
+        stops = " | ".join(" ".join(char_class([c]) for c in s) for s in self.stops)
+        # an end of turn the server did not cut
+        after = f"( {WS_SPELLED} ( {stops} ) )? {WS_SPELLED}" if stops else WS_SPELLED
+        return _join(*parts, after)
+
+    def reasoning_after_calls(self) -> bool:
+        """Whether the IR's message reads a reasoning block after its call section."""
+        message = self.ir["message"]
+        assert isinstance(message, ir.Seq)
+        seen = False
+        for part in message.items:
+            node = part.item if isinstance(part, (ir.Inline, ir.Tolerated)) else part
+            node = node.item if isinstance(node, ir.Repeat) else node
+            if not seen:
+                seen = _holds_calls(node)
+            elif isinstance(node, ir.Ref) and node.name == "reasoning":
+                return True
+        return False
 
     def answer(self) -> str:
         """The JSON answer for response_format as the IR has it: bare, or in the content markers
@@ -602,6 +638,10 @@ class _Grammar:
         roles: dict[str, tuple[str, ...]] = {"name": tuple(layout.name_path), "args": tuple(layout.args_path)}
         if layout.id_path:
             roles["id"] = tuple(layout.id_path)
+        if self.plan.forced:
+            # the members the template writes in every call besides these (``"jsonrpc": "2.0"``): where
+            # no other member may come, they are members of their own
+            roles.update({f"{CONSTANT}{k}": (k,) for k in layout.constants if (k,) not in roles.values()})
         return self.json_object(tool, roles, 0)
 
     def key_expr(self, key: str) -> str:
@@ -615,6 +655,8 @@ class _Grammar:
         if role == "id":
             string = LiteralConverter(self.b, {}).string() if self.t.python_literals else json_rule(self.b, "string")
             return f"( {string} | {json_rule(self.b, 'integer')} )"
+        if role.startswith(CONSTANT):
+            return self.constant_value()
         args = self.args_value(tool)
         if self.t.json is not None and self.t.json.args_as_string:
             return f"( {json_rule(self.b, 'string')} | {args} )"
@@ -654,6 +696,17 @@ class _Grammar:
         orders = [f' "," {space} '.join(_join(kv, after) for kv in (*first, *perm))
                   for perm in itertools.permutations(rest)]
         return _join('"{"', space, before, _group(orders), '"}"')
+
+    def constant_value(self) -> str:
+        """The value of a constant member (the analysis keeps its key, not its value): a scalar, a
+        string of at most CONSTANT_MAX characters (bounded: a sampler cannot run on inside it)."""
+        quotes = "\"'" if self.t.python_literals else '"'
+        words = ("true", "false", "null", *(("True", "False", "None") if self.t.python_literals else ()))
+        controls = [chr(i) for i in range(0x20)]
+        strings = [f"{literal(q)} {char_class([q, chr(92), *controls], negate=True)}{{0,{CONSTANT_MAX}}} {literal(q)}"
+                   for q in quotes]
+        return self.b.rule("constant-value", " | ".join([*strings, json_rule(self.b, "number"),
+                                                         *(literal(w) for w in words)]))
 
     def extra_member(self, keys: list[str]) -> str:
         """A member whose key is none of `keys`, with any value."""
@@ -765,6 +818,17 @@ class _Grammar:
         if by_key != slots:   # templates that print arguments with |dictsort
             layouts.append(ordered(by_key, sep))
         return layouts[0] if len(layouts) == 1 else "( " + " | ".join(layouts) + " )"
+
+
+def _holds_calls(node: ir.Node) -> bool:
+    """Whether an IR node of the message is, or holds, the call section."""
+    if isinstance(node, ir.Ref):
+        return node.name in ("tool_calls", "tool_calls_opened")
+    if isinstance(node, (ir.Seq, ir.Choice)):
+        return any(_holds_calls(n) for n in node.items)
+    if isinstance(node, (ir.Repeat, ir.Tolerated, ir.Inline)):
+        return _holds_calls(node.item)
+    return False
 
 
 def _structured(schema: Any) -> bool:
