@@ -194,11 +194,42 @@ class _Grammar:
         ``<|START_THINKING|>``), which llguidance's greedy lexer would not back off from."""
         if self.ir.envelope is not None:
             return self.calls(first=self.envelope_lead())
-        start = self.ir.get("content_start")
-        wrapper = ""
-        if isinstance(start, ir.Marker) and start.text.strip() and self.op.role != "section_start":
-            wrapper = f"( {self.spelled(start.text)} {WS_SPELLED} )?"
-        return _join(WS_SPELLED, wrapper, self.calls(first=None, spell_start=True))
+        return _join(WS_SPELLED, self.empty_content(), self.calls(first=None, spell_start=True))
+
+    def empty_content(self) -> str:
+        """Before forced calls, the IR's content with no text: a wrapper's start, then maybe its end
+        and the end-of-turn markers the IR lets come between the content and the calls
+        (``<|open|>response<|sep|><|close|>response<|sep|>``), or a start alone where the answer's
+        wrapper holds the calls (``<answer><call>``); "" when the content has no wrapper."""
+        content = self.ir.get("content")
+        forms: list[str] = []
+        for alt in (content.items if isinstance(content, ir.Choice) else ()):
+            alt = self.resolve(alt)
+            if not isinstance(alt, ir.Seq):
+                continue
+            items = [self.resolve(n) for n in alt.items]
+            if not items or not isinstance(items[0], ir.Marker) or not items[0].text.strip():
+                continue
+            end = next((self.resolve(n.item) for n in items[1:] if isinstance(n, ir.Repeat)), None)
+            close = ""
+            if isinstance(end, ir.Marker) and end.text.strip():
+                close = f"( {WS_SPELLED} {self.spelled(end.text)} {self.turn_before_calls()} )?"
+            forms.append(_join(self.spelled(items[0].text), close, WS_SPELLED))
+        return f"( {' | '.join(forms)} )?" if forms else ""
+
+    def turn_before_calls(self) -> str:
+        """End-of-turn markers the IR lets come right before the call section (spelled), or ""."""
+        message = self.ir["message"]
+        assert isinstance(message, ir.Seq)
+        turn = any(isinstance(part, ir.Seq) and part.items and isinstance(part.items[0], ir.Turn)
+                   and _holds_calls(part) for part in message.items)
+        if not turn or not self.stops:
+            return ""
+        return f"( {WS_SPELLED} ( {self.spelled_stops()} ) )?"
+
+    def spelled_stops(self) -> str:
+        """The end-of-turn markers (the server's stops) as alternatives, one character class at a time."""
+        return " | ".join(" ".join(char_class([c]) for c in s) for s in self.stops)
 
     def envelope_lead(self) -> str:
         """A turn envelope up to its calls: ``{``, the reasoning and reply members (JSON strings),
@@ -404,9 +435,8 @@ class _Grammar:
         if self.reasoning_after_calls():
             block = self.b.rule("reasoning", self.node(self.ir["reasoning"]))
             parts.append(f"( {block} )?")
-        stops = " | ".join(" ".join(char_class([c]) for c in s) for s in self.stops)
         # an end of turn the server did not cut
-        after = f"( {WS_SPELLED} ( {stops} ) )? {WS_SPELLED}" if stops else WS_SPELLED
+        after = f"( {WS_SPELLED} ( {self.spelled_stops()} ) )? {WS_SPELLED}" if self.stops else WS_SPELLED
         return _join(*parts, after)
 
     def reasoning_after_calls(self) -> bool:
@@ -485,6 +515,12 @@ class _Grammar:
                                                           for n in self.plan.names))
             lead = self.marker("name-prefix", t.name_prefix) if op.role == "call_name" else ""
             head = b.rule("opened-call", _join(lead, self.ws, names) if lead else names)
+        elif spell_start and op.role != "section_start":
+            # a forced request's first call: its opener is spelled (it competes with an optional reasoning
+            # or answer start), so are its names (``to=self<|message|>`` and ``to=search_docs``)
+            names = b.rule("first-call-body", " | ".join(f"( {self.call_body(n, spell=True)} )"
+                                                         for n in self.plan.names))
+            head = b.rule("first-call", _join(opener, self.ws, names) if opener else names)
         elif first is not None and op.role != "section_start":
             if not op.role and t.style == "layout":
                 # after free content, names spelled one character class at a time: a name literal
