@@ -24,8 +24,11 @@ argument literals through :mod:`autoparser.grammar.pyvalue`, ``key: value`` line
 llama.cpp's json-schema-to-grammar); an object with no ``properties`` takes any keys.
 ``args_as_string`` arguments are any JSON string (the schema is not applied inside it).
 JSON call objects take their known members in any order (those the name prefix spells first),
-plus up to two others unless a call is forced. A forced call is the whole answer: nothing but
-white space (and an end of turn the server did not cut) follows the calls.
+plus up to two others unless a call is forced; a forced call object holds the members the template
+writes in every call (``"jsonrpc": "2.0"``: the analysis keeps their keys, their values are short
+scalars). A forced call is the whole answer: before the calls an empty content wrapper at most,
+after them only what the IR has there besides free text (a reasoning block written after the
+calls, a section or envelope end, an end of turn the server did not cut).
 
 llguidance (our validator) lexes greedily and backs off at most one byte, and it turns
 every rule made only of terminals into one lexeme. So: alternatives that share a prefix
