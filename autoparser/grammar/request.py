@@ -24,8 +24,11 @@ argument literals through :mod:`autoparser.grammar.pyvalue`, ``key: value`` line
 llama.cpp's json-schema-to-grammar); an object with no ``properties`` takes any keys.
 ``args_as_string`` arguments are any JSON string (the schema is not applied inside it).
 JSON call objects take their known members in any order (those the name prefix spells first),
-plus up to two others unless a call is forced. A forced call is the whole answer: nothing but
-white space (and an end of turn the server did not cut) follows the calls.
+plus up to two others unless a call is forced; a forced call object holds the members the template
+writes in every call (``"jsonrpc": "2.0"``: the analysis keeps their keys, their values are short
+scalars). A forced call is the whole answer: before the calls an empty content wrapper at most,
+after them only what the IR has there besides free text (a reasoning block written after the
+calls, a section or envelope end, an end of turn the server did not cut).
 
 llguidance (our validator) lexes greedily and backs off at most one byte, and it turns
 every rule made only of terminals into one lexeme. So: alternatives that share a prefix
@@ -74,6 +77,8 @@ else:  # Python 3.10
 WS_SPELLED = f"[ \\t\\n\\r]{{0,{WS_MAX}}}"   # the same inline: not a lexeme of its own for llguidance
 ID_MAX = 64            # a call id written between markers
 MAX_EXTRA_MEMBERS = 2  # other members of a JSON call object ("type": "function")
+CONSTANT = "constant:"  # the role of a constant member of a JSON call object ("jsonrpc": "2.0")
+CONSTANT_MAX = 64      # characters of a constant member's string value
 ID_CHARS = "[^ \\t\\r\\n<>\\x5B\\x5D{}\"'|,=()`]"        # a call id between markers
 WORD_CHARS = "[^ \\t\\r\\n<>\\x5B\\x5D{}\"'|,:=()`]"     # an id with no closing marker (calls._NAME)
 
@@ -192,11 +197,42 @@ class _Grammar:
         ``<|START_THINKING|>``), which llguidance's greedy lexer would not back off from."""
         if self.ir.envelope is not None:
             return self.calls(first=self.envelope_lead())
-        start = self.ir.get("content_start")
-        wrapper = ""
-        if isinstance(start, ir.Marker) and start.text.strip() and self.op.role != "section_start":
-            wrapper = f"( {self.spelled(start.text)} {WS_SPELLED} )?"
-        return _join(WS_SPELLED, wrapper, self.calls(first=None, spell_start=True))
+        return _join(WS_SPELLED, self.empty_content(), self.calls(first=None, spell_start=True))
+
+    def empty_content(self) -> str:
+        """Before forced calls, the IR's content with no text: a wrapper's start, then maybe its end
+        and the end-of-turn markers the IR lets come between the content and the calls
+        (``<|open|>response<|sep|><|close|>response<|sep|>``), or a start alone where the answer's
+        wrapper holds the calls (``<answer><call>``); "" when the content has no wrapper."""
+        content = self.ir.get("content")
+        forms: list[str] = []
+        for alt in (content.items if isinstance(content, ir.Choice) else ()):
+            alt = self.resolve(alt)
+            if not isinstance(alt, ir.Seq):
+                continue
+            items = [self.resolve(n) for n in alt.items]
+            if not items or not isinstance(items[0], ir.Marker) or not items[0].text.strip():
+                continue
+            end = next((self.resolve(n.item) for n in items[1:] if isinstance(n, ir.Repeat)), None)
+            close = ""
+            if isinstance(end, ir.Marker) and end.text.strip():
+                close = f"( {WS_SPELLED} {self.spelled(end.text)} {self.turn_before_calls()} )?"
+            forms.append(_join(self.spelled(items[0].text), close, WS_SPELLED))
+        return f"( {' | '.join(forms)} )?" if forms else ""
+
+    def turn_before_calls(self) -> str:
+        """End-of-turn markers the IR lets come right before the call section (spelled), or ""."""
+        message = self.ir["message"]
+        assert isinstance(message, ir.Seq)
+        turn = any(isinstance(part, ir.Seq) and part.items and isinstance(part.items[0], ir.Turn)
+                   and _holds_calls(part) for part in message.items)
+        if not turn or not self.stops:
+            return ""
+        return f"( {WS_SPELLED} ( {self.spelled_stops()} ) )?"
+
+    def spelled_stops(self) -> str:
+        """The end-of-turn markers (the server's stops) as alternatives, one character class at a time."""
+        return " | ".join(" ".join(char_class([c]) for c in s) for s in self.stops)
 
     def envelope_lead(self) -> str:
         """A turn envelope up to its calls: ``{``, the reasoning and reply members (JSON strings),
@@ -379,13 +415,46 @@ class _Grammar:
             return self.b.rule("tail", self.b.until(mk.tokens(t.call_start)[0]))
         if free and op.role:
             return self.b.rule("tail", self.b.until(op.exact))
+        if not free:
+            return self.forced_tail()
         stops = " | ".join(literal(s) for s in self.stops)
         after = f"( ( {stops} ) {self.ws} )?" if stops else ""   # an end of turn the server did not cut
-        if not free and self.ir.envelope is not None:
-            return _join(self.envelope_tail(), self.ws, after)
         if t.section_end.strip() and not t.section_start.strip():
             return _join(f"( {self.lead('section-end', t.section_end)} )?", self.ws, after)
         return _join(self.ws, after)
+
+    def forced_tail(self) -> str:
+        """After a forced request's calls: what the template writes there and no free text. A turn
+        envelope's other members and closing brace; a section end with no section start; a reasoning
+        block the IR reads after the calls (a closing rationale: ``</tool>\n<rationale>R</rationale>``);
+        then white space and an end of turn the server did not cut. Markers spelled one character
+        class at a time: they compete with the next call's opener (``<|return|>`` and ``<|start|>``)."""
+        t = self.t
+        parts: list[str] = []
+        if self.ir.envelope is not None:
+            parts.append(self.envelope_tail())
+        elif t.section_end.strip() and not t.section_start.strip():
+            parts.append(f"( {WS_SPELLED} {self.spelled(t.section_end)} )?")
+        if self.reasoning_after_calls():
+            block = self.b.rule("reasoning", self.node(self.ir["reasoning"]))
+            parts.append(f"( {block} )?")
+        # an end of turn the server did not cut
+        after = f"( {WS_SPELLED} ( {self.spelled_stops()} ) )? {WS_SPELLED}" if self.stops else WS_SPELLED
+        return _join(*parts, after)
+
+    def reasoning_after_calls(self) -> bool:
+        """Whether the IR's message reads a reasoning block after its call section."""
+        message = self.ir["message"]
+        assert isinstance(message, ir.Seq)
+        seen = False
+        for part in message.items:
+            node = part.item if isinstance(part, (ir.Inline, ir.Tolerated)) else part
+            node = node.item if isinstance(node, ir.Repeat) else node
+            if not seen:
+                seen = _holds_calls(node)
+            elif isinstance(node, ir.Ref) and node.name == "reasoning":
+                return True
+        return False
 
     def answer(self) -> str:
         """The JSON answer for response_format as the IR has it: bare, or in the content markers
@@ -449,6 +518,12 @@ class _Grammar:
                                                           for n in self.plan.names))
             lead = self.marker("name-prefix", t.name_prefix) if op.role == "call_name" else ""
             head = b.rule("opened-call", _join(lead, self.ws, names) if lead else names)
+        elif spell_start and op.role != "section_start":
+            # a forced request's first call: its opener is spelled (it competes with an optional reasoning
+            # or answer start), so are its names (``to=self<|message|>`` and ``to=search_docs``)
+            names = b.rule("first-call-body", " | ".join(f"( {self.call_body(n, spell=True)} )"
+                                                         for n in self.plan.names))
+            head = b.rule("first-call", _join(opener, self.ws, names) if opener else names)
         elif first is not None and op.role != "section_start":
             if not op.role and t.style == "layout":
                 # after free content, names spelled one character class at a time: a name literal
@@ -602,6 +677,10 @@ class _Grammar:
         roles: dict[str, tuple[str, ...]] = {"name": tuple(layout.name_path), "args": tuple(layout.args_path)}
         if layout.id_path:
             roles["id"] = tuple(layout.id_path)
+        if self.plan.forced:
+            # the members the template writes in every call besides these (``"jsonrpc": "2.0"``): where
+            # no other member may come, they are members of their own
+            roles.update({f"{CONSTANT}{k}": (k,) for k in layout.constants if (k,) not in roles.values()})
         return self.json_object(tool, roles, 0)
 
     def key_expr(self, key: str) -> str:
@@ -615,6 +694,8 @@ class _Grammar:
         if role == "id":
             string = LiteralConverter(self.b, {}).string() if self.t.python_literals else json_rule(self.b, "string")
             return f"( {string} | {json_rule(self.b, 'integer')} )"
+        if role.startswith(CONSTANT):
+            return self.constant_value()
         args = self.args_value(tool)
         if self.t.json is not None and self.t.json.args_as_string:
             return f"( {json_rule(self.b, 'string')} | {args} )"
@@ -654,6 +735,17 @@ class _Grammar:
         orders = [f' "," {space} '.join(_join(kv, after) for kv in (*first, *perm))
                   for perm in itertools.permutations(rest)]
         return _join('"{"', space, before, _group(orders), '"}"')
+
+    def constant_value(self) -> str:
+        """The value of a constant member (the analysis keeps its key, not its value): a scalar, a
+        string of at most CONSTANT_MAX characters (bounded: a sampler cannot run on inside it)."""
+        quotes = "\"'" if self.t.python_literals else '"'
+        words = ("true", "false", "null", *(("True", "False", "None") if self.t.python_literals else ()))
+        controls = [chr(i) for i in range(0x20)]
+        strings = [f"{literal(q)} {char_class([q, chr(92), *controls], negate=True)}{{0,{CONSTANT_MAX}}} {literal(q)}"
+                   for q in quotes]
+        return self.b.rule("constant-value", " | ".join([*strings, json_rule(self.b, "number"),
+                                                         *(literal(w) for w in words)]))
 
     def extra_member(self, keys: list[str]) -> str:
         """A member whose key is none of `keys`, with any value."""
@@ -765,6 +857,17 @@ class _Grammar:
         if by_key != slots:   # templates that print arguments with |dictsort
             layouts.append(ordered(by_key, sep))
         return layouts[0] if len(layouts) == 1 else "( " + " | ".join(layouts) + " )"
+
+
+def _holds_calls(node: ir.Node) -> bool:
+    """Whether an IR node of the message is, or holds, the call section."""
+    if isinstance(node, ir.Ref):
+        return node.name in ("tool_calls", "tool_calls_opened")
+    if isinstance(node, (ir.Seq, ir.Choice)):
+        return any(_holds_calls(n) for n in node.items)
+    if isinstance(node, (ir.Repeat, ir.Tolerated, ir.Inline)):
+        return _holds_calls(node.item)
+    return False
 
 
 def _structured(schema: Any) -> bool:
