@@ -379,8 +379,10 @@ class _Grammar:
             return self.b.rule("tail", self.b.until(mk.tokens(t.call_start)[0]))
         if free and op.role:
             return self.b.rule("tail", self.b.until(op.exact))
-        stops = " | ".join(literal(s) for s in self.stops)
-        after = f"( ( {stops} ) {self.ws} )?" if stops else ""   # an end of turn the server did not cut
+        # an end of turn the server did not cut; spelled, as the next call's opener it competes with is
+        # (``<|im_end|>`` and ``<|tool|>``: a literal would outrun the opener's single characters)
+        stops = " | ".join(self.spelled(s) for s in self.stops)
+        after = f"( ( {stops} ) {self.ws} )?" if stops else ""
         if not free and self.ir.envelope is not None:
             return _join(self.envelope_tail(), self.ws, after)
         if t.section_end.strip() and not t.section_start.strip():
