@@ -64,6 +64,15 @@ REFUSED_FIXTURES = {
     "json_turn.jinja": "json-envelope",
     "synth_fence_invoke_string.jinja": "string-args",   # JSON arguments inside a JSON string
     "synth_fullwidth_string.jinja": "string-args",
+    # issue 21's encodings: nested arrays and objects in the format's own syntax, values escaped as
+    # XML entities, calls that start with the tool's name
+    "edn_vector.jinja": "own-nested",
+    "hcl_blocks.jinja": "own-nested",
+    "lua_call_sugar.jinja": "own-nested",
+    "nix_attrs.jinja": "own-nested",
+    "xml_attr_args.jinja": "value-codec",
+    "xmlrpc_calls.jinja": "value-codec",
+    "ini_sections.jinja": "no-call-opener",
 }
 # key template -> the reason its export is refused
 REFUSED_KEY = {

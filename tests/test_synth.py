@@ -51,7 +51,9 @@ def test_synthesized_template_round_trips(combo: synth.Combo) -> None:
 def test_json_string_arguments_in_a_tagged_call_whole_streamed_and_truncated() -> None:
     """Arguments double-encoded as in the OpenAI wire format (``<function=f>"{\\"k\\": ...}"``)."""
     tmpl = ChatTemplate.from_string(synth.render(synth.Combo("chatml", "xml", "tag", "string", "each", "none")))
-    assert tmpl.analysis.tools.args == "json" and tmpl.analysis.tools.args_as_string
+    tools = tmpl.analysis.tools
+    assert tools.args == "json" and tools.style == "layout" and tools.layout is not None
+    assert tools.layout.args.kind == "json" and tools.layout.args.codec == "json"  # a JSON string holding the JSON
     req = tmpl.apply(HISTORIES[1], tools=PROBE_TOOLS)
     whole = '<tool_call>\n<function=get_weather>"{\\"city\\": \\"Paris\\"}"</function>\n</tool_call>'
     cut = '<tool_call>\n<function=get_weather>"{\\"city\\": \\"Par'

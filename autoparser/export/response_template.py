@@ -121,14 +121,27 @@ def _thinking(a: Analysis) -> dict[str, Any] | None:
     if r.prefilled:
         # a prompt that closes the block it would open (thinking off: `</think>` alone after the
         # header) replays an empty reasoning region instead of leaking the closer into the content
-        field["open_pattern"] = f"{rx(opener)}|(?={rx(r.end)})"
+        field["open_pattern"] = f"{rx(opener)}|(?={_end_not_opener(r.end, opener)})"
     else:
         # an end marker that starts the turn (a template writing an empty block's closer alone,
-        # ``</mm:think>answer``) closes an empty reasoning region, as Request.parse drops it
-        field["open_pattern"] = f"{rx(opener)}|\\A\\s*(?={rx(r.end)})"
+        # ``</mm:think>answer``) closes an empty reasoning region, as Request.parse drops it; not where
+        # the opener begins with the end marker (``:::thinking`` closed by ``:::``)
+        field["open_pattern"] = f"{rx(opener)}|\\A\\s*(?={_end_not_opener(r.end, opener)})"
     put(field, "close", [r.end])
     field["content"] = "text"
     return field
+
+
+def _end_not_opener(end: str, opener: str) -> str:
+    """The end marker, and when the opener begins with it (``:::`` and ``:::thinking``) the first
+    character that leaves the opener: a streaming parser holds a partial match back, where a
+    negative lookahead at the end of its buffer would pass too early."""
+    close = end.strip()
+    if not opener.startswith(close) or len(opener) == len(close):
+        return rx(end)
+    rest = opener[len(close):]
+    diverge = "|".join(regex.escape(rest[:i]) + "[^" + regex.escape(rest[i]) + "]" for i in range(len(rest)))
+    return f"{rx(close)}(?:{diverge})"
 
 
 # ------------------------------------------------------------------ tool calls

@@ -123,7 +123,19 @@ def _id(g: _Grammar, p: Piece, nxt: Piece | None) -> str:
     after = nxt.text.lstrip() if nxt is not None and nxt.kind == "lit" else ""
     if not after:
         return g.b.rule("call-id-word", f"{char_class(_WORD_EXCLUDED, negate=True)}{{1,{ID_MAX}}}")
-    return g.b.rule("call-id", f"{char_class(_ID_EXCLUDED + after[0], negate=True)}{{1,{ID_MAX}}}")
+    return g.b.rule("call-id", f"{char_class(_ID_EXCLUDED + _lead_block(after[0]), negate=True)}{{1,{ID_MAX}}}")
+
+
+def _lead_block(c: str) -> str:
+    """`c` and, when it takes several bytes in UTF-8, every character that starts with the same byte:
+    llguidance lexes the id as one lexeme and backs up one byte only, so the id must end at the first
+    byte of the literal after it (``#call01⟦/call⟧``: ``⟧`` shares ``⟦``'s first two bytes)."""
+    lead = c.encode()[0]
+    if lead < 0xC0:
+        return c
+    bits, size = (0x1F, 6) if lead < 0xE0 else (0x0F, 12) if lead < 0xF0 else (0x07, 18)
+    low = (lead & bits) << size
+    return "".join(map(chr, range(max(low, 0x80), low + (1 << size))))
 
 
 def _end_text(g: _Grammar) -> str:

@@ -191,7 +191,7 @@ class _Grammar:
 
     def forced_calls(self) -> str:
         """The calls of a forced request, with nothing before them but white space and, where the
-        answer's wrapper may hold the calls (``<answer><call>``, no call section), that wrapper's
+        answer's wrapper may hold the calls (``<answer><call>``, ``<answer><tool_calls>``), that wrapper's
         start; a turn envelope's members before its calls are JSON strings. The first marker is
         spelled: it competes with the optional reasoning opener (``<|START_ACTION|>`` and
         ``<|START_THINKING|>``), which llguidance's greedy lexer would not back off from."""

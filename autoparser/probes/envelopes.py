@@ -109,9 +109,11 @@ def call_envelopes(prober: Prober, names: tuple[str, ...], section_start: str, s
             rest = both[len(expected_head):]
             separator = rest[:len(rest) - len(two.begin + args_text + two.end + section_close)]
     # whitespace a template writes before the first call (indentation, a newline after the content)
-    # belongs to the turn's layout, not to what a model writes: the envelope starts at the marker
+    # belongs to the turn's layout, not to what a model writes: the envelope starts at the marker; with
+    # no section, so does the white space after a call (``</tool_call>\n``: the turn may end right after
+    # the last call's marker): the envelope ends at its closing marker
     if section_begin:
         section_begin = section_begin.lstrip()
     else:
-        out = {n: CallEnvelope(e.begin.lstrip(), e.end) for n, e in out.items()}
+        out = {n: CallEnvelope(e.begin.lstrip(), e.end.rstrip() if e.end.strip() else e.end) for n, e in out.items()}
     return Envelopes(out, section_begin, section_close, separator)

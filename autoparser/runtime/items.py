@@ -230,7 +230,8 @@ class ItemsReader(Phases):
             alts.append(nxt + "(?=" + self.keyalt + lit_source(it.kv) + ")")
         elif nxt:
             alts.append(nxt)
-        tail = lit_source(post + it.close, lead_optional=True) if it.close.strip() else ""
+        # the item's own white space (``item_post``) before the end is the item's, not the value's
+        tail = lit_source(post + it.close, lead_optional=True) if it.close.strip() or (post and end_source) else ""
         if tail or end_source:
             alts.append(tail + (r"(?=" + end_source + ")" if end_source else ""))
         return mk.compile_source("|".join(a for a in alts if a) or r"\Z")
