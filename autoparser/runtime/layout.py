@@ -96,6 +96,7 @@ class LayoutCallReader(Phases, CallReader):
         self.inner_pos = 0
         self.items_done = False
         self.scan = 0
+        self.cut_after_hole = False   # the output stopped right after a name or id hole
 
     # -------------------------------------------------------------- helpers
     def _emit(self, fragment: str) -> None:
@@ -209,6 +210,12 @@ class LayoutCallReader(Phases, CallReader):
             return m.group(), m.end(), self.i + 1
         pat, targets = ends
         m = pat.search(buf, i, min(len(buf), i + _MAX_HOLE + 64), partial=not final)
+        if m is None and final:
+            # the output stopped inside what ends the hole (``search_docs</me``): the hole is complete
+            cut = pat.search(buf, i, partial=True)
+            if cut is not None and cut.partial and cut.start() > i and "\n" not in buf[i:cut.start()].strip():
+                self.cut_after_hole = True
+                return buf[i:cut.start()], len(buf), self.i + 1
         if m is None or m.partial:
             if final or len(buf) - i > _MAX_HOLE:
                 return None
@@ -229,6 +236,11 @@ class LayoutCallReader(Phases, CallReader):
             return "bad", pos
         self.name = name
         self.i = then
+        if self.cut_after_hole:
+            self._announce()
+            self.truncate()
+            self.engine.msg.truncated = True
+            self.i = len(self.layout.pieces)
         return "next", end
 
     def _p_name_again(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
