@@ -426,7 +426,7 @@ class _Grammar:
     def forced_tail(self) -> str:
         """After a forced request's calls: what the template writes there and no free text. A turn
         envelope's other members and closing brace; a section end with no section start; a reasoning
-        block the IR reads after the calls (a closing rationale: ``</tool>\n<rationale>R</rationale>``);
+        block the IR reads after the calls, but for layouts (a closing rationale: ``</tool>\n<rationale>R</rationale>``);
         then white space and an end of turn the server did not cut. Markers spelled one character
         class at a time: they compete with the next call's opener (``<|return|>`` and ``<|start|>``)."""
         t = self.t
@@ -435,7 +435,9 @@ class _Grammar:
             parts.append(self.envelope_tail())
         elif t.section_end.strip() and not t.section_start.strip():
             parts.append(f"( {WS_SPELLED} {self.spelled(t.section_end)} )?")
-        if self.reasoning_after_calls():
+        if self.reasoning_after_calls() and self.t.style != "layout":
+            # not after a layout's calls: a last value that runs to what follows the calls would take
+            # the block in (the sampler finds such texts; the layout reader does not split them off)
             block = self.b.rule("reasoning", self.node(self.ir["reasoning"]))
             parts.append(f"( {block} )?")
         # an end of turn the server did not cut
@@ -518,9 +520,9 @@ class _Grammar:
                                                           for n in self.plan.names))
             lead = self.marker("name-prefix", t.name_prefix) if op.role == "call_name" else ""
             head = b.rule("opened-call", _join(lead, self.ws, names) if lead else names)
-        elif spell_start and op.role != "section_start":
-            # a forced request's first call: its opener is spelled (it competes with an optional reasoning
-            # or answer start), so are its names (``to=self<|message|>`` and ``to=search_docs``)
+        elif spell_start and op.role != "section_start" and self.opener_extended(per_call):
+            # a forced request's first call, whose spelled opener begins an optional reasoning or answer
+            # start too: its names spelled as well (``to=self<|message|>`` and ``to=search_docs``)
             names = b.rule("first-call-body", " | ".join(f"( {self.call_body(n, spell=True)} )"
                                                          for n in self.plan.names))
             head = b.rule("first-call", _join(opener, self.ws, names) if opener else names)
@@ -565,6 +567,16 @@ class _Grammar:
             end = self.split_stop(t.section_end)[0]
             close = _join(self.line_break_ws() if self.break_before(end) else "", self.marker("section-end", end))
         return b.rule("tool-calls", _join(start, self.ws, seq, close))
+
+    def opener_extended(self, opener: str) -> bool:
+        """Whether a marker that may come instead of the first call (the reasoning or the content
+        start) begins with the call's opener `opener` and goes on after it."""
+        head = opener.strip()
+        if not head:
+            return False
+        others = (self.ir.get("reasoning_start"), self.ir.get("content_start"))
+        return any(isinstance(m, ir.Marker) and m.text.strip().startswith(head) and len(m.text.strip()) > len(head)
+                   for m in others)
 
     def opener_rest(self) -> str:
         """The opener after ``op.exact`` (what follows free content in required mode)."""
