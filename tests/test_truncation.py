@@ -93,7 +93,7 @@ class Span:
     value: Any
     start: int
     end: int
-    form: str            # raw | json | jsonascii | pyq | json2 (JSON inside a JSON string) | value
+    form: str            # raw | json | jsonascii | pyq | json2 (JSON inside a JSON string) | xml | entities | value
 
     def decode(self, raw: str) -> str:
         """The text of a string value as far as ``raw`` (its rendering, cut short) goes."""
@@ -110,6 +110,8 @@ class Span:
         if self.form == "xml":       # JSON written with character references (an attribute value)
             raw = raw[:decodable(raw)]
             return Span.decode(Span(self.kind, self.call, self.key, self.value, 0, 0, "json"), html.unescape(raw))
+        if self.form == "entities":  # the raw text with character references (``&lt;`` in an XML value)
+            return html.unescape(raw[:decodable(raw)])
         if self.form == "json2":     # decoded twice; an escape cut in half on either level is dropped
             try:
                 once = json.loads('"' + raw + '"')
@@ -131,7 +133,8 @@ def _string_forms(value: str) -> list[tuple[str, str]]:
     twice = json.dumps(json.dumps(value, ensure_ascii=False), ensure_ascii=False)[3:-3]   # arguments in a string
     return [("raw", value), ("json", json.dumps(value, ensure_ascii=False)[1:-1]),
             ("jsonascii", json.dumps(value)[1:-1]), ("pyq", value.replace("\\", "\\\\").replace("'", "\\'")),
-            ("json2", twice), ("xml", str(markupsafe.escape(json.dumps(value, ensure_ascii=False)[1:-1])))]
+            ("json2", twice), ("xml", str(markupsafe.escape(json.dumps(value, ensure_ascii=False)[1:-1]))),
+            ("entities", str(markupsafe.escape(value)))]
 
 
 _IN_REFERENCE = re.compile(r"&#?[0-9A-Za-z]*\Z")   # a position inside a character reference (``&#34;``)

@@ -206,6 +206,31 @@ class ItemsReader(Phases):
         self.phase = "raw"
         return "next", pos
 
+    def _cut_closer(self, buf: str, pos: int) -> int | None:
+        """Where the text at the end of the output that only begins what ends the value starts (a
+        partial match running to the end), or None. A closing text that begins with white space
+        (``⏎</parameter>``) is begun only by such white space: ``a <`` is a value that ends in ``<``."""
+        c = self._value_end(False).search(buf, max(pos, self.scan), partial=True)
+        if c is None or not c.partial or c.start() >= len(buf):
+            return None
+        it = self.items
+        post = it.item_post.replace(KEY_AGAIN, self.key) if self.key else it.item_post
+        s_post = self.values.string.post if self.streaming else ""
+        closer = s_post + post
+        got = buf[c.start():]
+        got_lead = got[:len(got) - len(got.lstrip())]
+        if not closer.strip():
+            # a value that runs to what follows it: the next item or the call's end (items on lines of
+            # their own begin on a new line)
+            between = post + it.sep
+            if "\n" in between[:len(between) - len(between.lstrip())] and "\n" not in got_lead:
+                return None
+            return c.start()
+        lead = closer[:len(closer) - len(closer.lstrip())]
+        if lead and (not got_lead or ("\n" in lead) != ("\n" in got_lead)):
+            return None
+        return c.start()
+
     def _value_end(self, final: bool) -> regex.Pattern[str]:
         """What ends a value that does not delimit itself."""
         end_source = self.end_sources[1 if final else 0]
@@ -237,6 +262,14 @@ class ItemsReader(Phases):
         return mk.compile_source("|".join(a for a in alts if a) or r"\Z")
 
     def _raw(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        if final:
+            cut = self._cut_closer(buf, pos)
+            if cut is not None:
+                # the output stopped inside what ends the value (``Paris<``, ``3}``): the value ends there
+                self._take(buf[pos:cut], final=True)
+                self._finish_value()
+                self.phase = "after"
+                return "next", len(buf)   # (the closing text begun is the call's: nothing after it)
         pat = self._value_end(final)
         m = pat.search(buf, self.scan, partial=not final)
         while m is not None and not m.partial and self._inside_own(buf, m.start()):

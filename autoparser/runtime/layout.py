@@ -125,9 +125,25 @@ class LayoutCallReader(Phases, CallReader):
     def _piece(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
         if self.i >= len(self.layout.pieces):
             self._announce()
+            if final and self.layout.pieces[-1].kind == "args" and self.fmt.section_end.strip() \
+                    and self._cut_structure(buf[pos:]) and not self.truncated_flagged:
+                # a call that ends with its arguments ends where the next call or the section's end
+                # begins: the output stopped before either (or inside an argument's key)
+                self._cut_short()
+                return "done", len(buf)
             return "done", pos
         kind = self.layout.pieces[self.i].kind
-        return getattr(self, "_p_" + kind)(buf, pos, final)  # type: ignore[no-any-return]
+        status, at = getattr(self, "_p_" + kind)(buf, pos, final)
+        if status == "bad" and final and self.name and self.index is None and not self._closes_later(buf, at) \
+                and "\n" not in buf[at:].strip():
+            # the output stopped after the name, in what comes before the arguments (an id block, ``[CALL_ID]``):
+            # a call with that name, cut short
+            self._announce()
+            self.truncate()
+            self.engine.msg.truncated = True
+            self.i = len(self.layout.pieces)
+            return "next", len(buf)
+        return status, at
 
     def _advance(self, pos: int) -> tuple[str, int]:
         self.i += 1
@@ -364,6 +380,13 @@ class LayoutCallReader(Phases, CallReader):
             pat = mk.compile_source(self._args_end_source(final) or r"\Z")
             m = pat.search(buf, self.scan, partial=not final)
             stop = len(buf) if m is None else m.start()
+            if final and (m is None or m.start() == len(buf)):
+                # the output stopped inside the text that ends the arguments (``"`` of ``"/>``)
+                ahead = self._args_end_source(False)
+                c = mk.compile_source(ahead).search(buf, self.scan, partial=True) if ahead else None
+                if c is not None and c.partial and c.start() < len(buf):
+                    stop = c.start()
+                    self._cut_short()
             out, _ = dec.feed(buf[self.scan:stop], final or (m is not None and not m.partial))
             self.coded.append(out)
             self.scan = stop
@@ -372,6 +395,11 @@ class LayoutCallReader(Phases, CallReader):
         text = "".join(self.coded)
         python = self.layout.args.kind == "python"
         closed = _closed_cut(text, python) if final and stop >= len(buf) else None
+        if closed is not None:
+            # the output stopped inside the arguments, maybe inside an escape (``&#3``, ``&``): decoded
+            # as it would be mid-stream, which holds a partial escape back
+            held = _closed_cut(codec.decoder().feed(buf[self.args_start:stop], False)[0], python)
+            closed = held if held is not None else closed
         if closed is not None:
             # the output stopped inside the arguments: what was written, closed, and the call flagged
             self._emit(args_text(closed, python))
@@ -391,6 +419,7 @@ class LayoutCallReader(Phases, CallReader):
                 if final:
                     self._emit("{}")
                     self.args_done = True
+                    self._cut_short()   # the output stopped before the arguments the call writes
                     return self._advance(pos)
                 return "more", pos
             if buf[i] not in "{[":
@@ -484,18 +513,29 @@ class LayoutCallReader(Phases, CallReader):
         it = self.layout.args.items
         if it is not None:
             texts += [it.sep + it.item_pre, it.item_pre, it.kv, it.item_post, it.close]
+            if it.values is not None:   # what a value's own spelling closes with (``</string>``)
+                v = it.values
+                texts += [v.string.post, v.number.post, v.nested_post, *((v.integer.post,) if v.integer else ())]
         flat = "".join(rest.split())
         if any("".join(t.split()).startswith(flat) for t in texts if t.strip()):
             return True
         if it is None or not it.keyed:
             return False
-        for head in (it.sep + it.item_pre, it.item_pre):   # an item cut inside its key (``<arg_key>loca``)
+        # an item cut inside its key (``<arg_key>loca``, ``{loc``, ``get_weather l``)
+        for head in (it.sep + it.item_pre, it.open + it.item_pre, it.item_pre, ""):
             head = "".join(head.split())
-            if head and flat.startswith(head):
+            if flat.startswith(head):
                 key = _KEY_START.match(flat, len(head))
-                tail = flat[key.end() if key else len(head):]
-                return "".join(it.kv.split()).startswith(tail)
+                if key is None or (not head and not key.group()):
+                    continue
+                tail = flat[key.end():]
+                if "".join(it.kv.split()).startswith(tail):
+                    return True
         return False
+
+    @property
+    def truncated_flagged(self) -> bool:
+        return self.index is not None and self.engine.msg.tool_calls[self.index].truncated
 
     def _cut_short(self) -> None:
         """The output ended before the call did (inside or before its closing literal, inside its
@@ -563,7 +603,11 @@ def _hole_ends(layout: CallLayout, i: int, names: tuple[str, ...] = ()) -> tuple
                 targets[f"s{k}"] = k
         elif p.kind == "args":
             start = _args_start(layout, json_too=True)
-            if start:
+            it = layout.args.items
+            head = (it.open + it.item_pre).strip() if it is not None else "{"
+            # (past the literals between, only where the arguments begin with a text of their own: one
+            # punctuation character such as EDN's ``:`` also sits inside those literals)
+            if start and (k == j or len(head) >= 2):
                 alts.append(f"(?P<e{k}>(?={start}))")
                 targets[f"e{k}"] = k
             break

@@ -195,6 +195,11 @@ def decode_value(text: str, values: Values, prop: Any = None) -> Any:
             if slot is None:
                 continue
             body = strip_slot(stripped, slot.pre.strip(), slot.post.strip())
+            if body is None and slot.post.strip():   # (a number whose closing text the output never wrote
+                body = strip_slot(stripped, slot.pre.strip(), "")   # whole: ``<int>3</i``)
+                post = slot.post.strip()
+                if body is not None:
+                    body = next((body[:-k] for k in range(len(post), 0, -1) if body.endswith(post[:k])), body)
             if body is not None and NUMBER.fullmatch(body.strip()):
                 return json.loads(body)
     if types & {"object", "array"} or not types:
