@@ -56,16 +56,19 @@ def normal(msg: dict[str, Any]) -> dict[str, Any]:
 
 @functools.cache
 def outcome(case_id: str) -> tuple[str, str]:
-    """(kind, detail); kind is ``agree`` / ``strict-right`` / ``strict-error`` / ``disagree``,
+    """(kind, detail); kind is ``agree`` / ``tolerated`` / ``strict-right`` / ``strict-error`` / ``disagree``,
     prefixed ``engine-wrong:`` when the engine does not give the known message."""
     case = next(c for c in ALL_CASES if c.id == case_id)
     req = request(case)
-    engine = req.parse(case.text).to_dict()
+    msg = req.parse(case.text)
+    engine = msg.to_dict()
     engine_ok = turns.compare(case.expected, engine, case.text) is None
     prefix = "" if engine_ok else "engine-wrong:"
     try:
         strict = req.parse_strict(case.text).to_dict()
     except ParseError as e:
+        if set(msg.warnings) - set(req.warnings):
+            return prefix + "tolerated", str(e)   # the engine read a deviation it names; the strict parser refuses it
         return prefix + "strict-error", str(e)
     if normal(strict) == normal(engine):
         return prefix + "agree", ""
@@ -95,7 +98,7 @@ def test_strict_parse_matches_engine(case: turns.Case) -> None:
     assert not kind.startswith("engine-wrong:"), (
         f"the engine does not give the known message ({kind}); list it in turns.KNOWN_PARSE\n"
         f"text: {case.text!r}")
-    assert kind == "agree", f"{kind}: {detail}\ntext: {case.text!r}"
+    assert kind in ("agree", "tolerated"), f"{kind}: {detail}\ntext: {case.text!r}"
 
 
 def test_agreement_counts(capsys: pytest.CaptureFixture[str]) -> None:
@@ -105,7 +108,8 @@ def test_agreement_counts(capsys: pytest.CaptureFixture[str]) -> None:
         with capsys.disabled():
             print(f"\npeg vs engine, {label}: {len(cases)} scenarios, " +
                   ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
-        assert counts["agree"] == sum(v for k, v in counts.items() if not k.startswith("engine-wrong:"))
+        assert counts["agree"] + counts["tolerated"] == sum(v for k, v in counts.items()
+                                                            if not k.startswith("engine-wrong:"))
     assert FIXTURE_CASES
 
 
@@ -121,7 +125,9 @@ def _tool_case(stem: str) -> turns.Case:
 def _unclosed(req: Request, text: str) -> str:
     """The call text without its last closing marker (or without the arguments' last brace)."""
     t = req.analysis.tools
-    for marker in (t.section_end, t.call_end, t.call_close):
+    last_piece = t.layout.pieces[-1] if t.layout is not None else None
+    layout_end = last_piece.text if last_piece is not None and last_piece.kind == "lit" else ""
+    for marker in (t.section_end, t.call_end, t.call_close, layout_end):
         last = marker.split()[-1] if marker.split() else ""
         if last and last in text:
             i = text.rindex(last)

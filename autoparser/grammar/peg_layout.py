@@ -164,7 +164,7 @@ def _args(b: _Rules, tp: ToolPlan, layout: CallLayout, tool: str, n: int, end_sr
     if a.codec:
         return _coded(b, a.codec, end_src, f"args_coded_{n}", lr, Wrapped(a.codec, a.kind))
     b.add("args_json", "pj_object / pj_array" if a.kind == "python" else "json_object / json_array")
-    return "ws args_json?"
+    return "ws args_json"   # (the template writes {} for a call without arguments)
 
 
 def _coded(b: _Rules, spec: str, end_src: str, name: str, lr: LayoutRules, wrapped: Wrapped) -> str:
@@ -278,6 +278,10 @@ class _Items:
             npost = _rx(regex.escape(v.nested_post)) + "?" if v.nested_post else ""
             alts.append(self._value_rule(f"n_{j}", _seq(pre, "pj_object / pj_array" if not npost else
                                                         f"(pj_object / pj_array) {npost}"), key, "nested", prop))
+        own = self.own_source() if v.nested == "own" and (not types or types & {"object", "array"}) else ""
+        if own:
+            alts.append(self._value_rule(f"o_{j}", _rx(r"\s*" + regex.escape(v.nested_pre) + own +
+                                                       regex.escape(v.nested_post)), key, "raw", prop))
         streaming = streams(v, prop) if key is not None else False
         s_post = s.post if streaming else ""
         raw = self._value_rule(f"r_{j}", _rx(r"[ \t]*(?s:.*?)(?=" + self.raw_end(post, s_post) + ")"), key, "raw", prop)
@@ -290,6 +294,21 @@ class _Items:
         quoted_or_nested = [a for a in alts[:-1]]
         out = [_seq(a, post_rule + "?" if post_rule else "") for a in quoted_or_nested] + [alts[-1]]
         return "(" + " / ".join(out) + ")"
+
+    def own_source(self) -> str:
+        """An array or object in the encoding's own syntax, as one regex: its containers' opening and
+        closing texts balanced (a recursive group), quoted strings whole, anything else between."""
+        v = self.values
+        boxes = [(x.open.strip(), x.close.strip()) for x in (v.object, v.array) if x is not None]
+        boxes = [(o, c) for o, c in boxes if o and c]
+        if not boxes:
+            return ""
+        marks = "|".join(regex.escape(t) for o, c in boxes for t in (o, c))
+        quoted = self.codec.when_opened
+        string = "(?:" + quoted.regex_source() + ")|" if quoted.self_delimiting and quoted.opener else ""
+        inner = "(?:" + string + "(?&own)|(?!" + marks + ")(?s:.))*?"
+        body = "|".join(regex.escape(o) + inner + r"\s*" + regex.escape(c) for o, c in boxes)
+        return "(?P<own>" + body + ")"
 
     def _value_rule(self, what: str, body: str, key: str | None, how: ItemHow, prop: Any) -> str:
         name = self.b.add(self.name(what), body)
