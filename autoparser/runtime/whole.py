@@ -17,9 +17,10 @@ the call guard are the engine's.
   after them) or a tagged one with JSON arguments (``<function=NAME>{...}</function>``) is one
   anchored regex over its header, compiled once per plan from the format, then one strict C
   ``json`` decode of its arguments, whose value the guard reuses. Other layouts (tagged or
-  literal arguments, Python literals, a name as key, ids outside the object) are read by the
-  engine's own call reader. Around calls, section ends, separators and call starts are
-  matched as the engine's tools state matches them.
+  literal arguments, Python literals, a name as key, ids outside the object, members written
+  the same in every call such as ``"jsonrpc": "2.0"``) are read by the engine's own call
+  reader. Around calls, section ends, separators and call starts are matched as the engine's
+  tools state matches them.
 
 It takes only the well-formed route and returns None at anything off it; the engine then
 parses the text: a marker the engine drops, repairs or reads as implied (a re-emitted
