@@ -79,6 +79,7 @@ class JsonLayout:
     args_as_string: bool = False     # arguments rendered as a JSON string
     id_after_args: bool = False      # the template writes "id" after "arguments"
     constants: tuple[str, ...] = ()  # other members the template writes in every call ("jsonrpc": "2.0")
+    constant_values: tuple[str, ...] = ()  # their values as JSON text ('"2.0"'); "" where it varies
 
 
 @dataclass(frozen=True)

@@ -170,7 +170,13 @@ def json_layout(obj: dict[str, Any], args_string: bool) -> JsonLayout | None:
     constants = tuple(k for k in keys if isinstance(k, str) and k not in read and not name_is_key)
     return JsonLayout(name_path=tuple(name_path), args_path=tuple(args_path), id_path=tuple(id_path or ()),
                       name_is_key=name_is_key, args_as_string=args_string, id_after_args=id_after,
-                      constants=constants)
+                      constants=constants, constant_values=tuple(_constant_text(obj[k]) for k in constants))
+
+
+def _constant_text(value: Any) -> str:
+    """A constant member's value as JSON text, or "" when a probe needle is in it (it varies)."""
+    text = json.dumps(value, ensure_ascii=False)
+    return "" if any(n in text for n in (NM, IM, N.ARG1)) else text
 
 
 # ------------------------------------------------------------------ unit split

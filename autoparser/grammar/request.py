@@ -707,7 +707,7 @@ class _Grammar:
             string = LiteralConverter(self.b, {}).string() if self.t.python_literals else json_rule(self.b, "string")
             return f"( {string} | {json_rule(self.b, 'integer')} )"
         if role.startswith(CONSTANT):
-            return self.constant_value()
+            return self.constant_value(role[len(CONSTANT):])
         args = self.args_value(tool)
         if self.t.json is not None and self.t.json.args_as_string:
             return f"( {json_rule(self.b, 'string')} | {args} )"
@@ -748,9 +748,15 @@ class _Grammar:
                   for perm in itertools.permutations(rest)]
         return _join('"{"', space, before, _group(orders), '"}"')
 
-    def constant_value(self) -> str:
-        """The value of a constant member (the analysis keeps its key, not its value): a scalar, a
-        string of at most CONSTANT_MAX characters (bounded: a sampler cannot run on inside it)."""
+    def constant_value(self, key: str) -> str:
+        """The value of constant member `key` as the template writes it (``"2.0"``); where the
+        analysis holds no value for it (read from a stored analysis, or Python literals): a scalar,
+        a string of at most CONSTANT_MAX characters (bounded: a sampler cannot run on inside it)."""
+        layout = self.t.json
+        if layout is not None and not self.t.python_literals and key in layout.constants:
+            i = layout.constants.index(key)
+            if i < len(layout.constant_values) and layout.constant_values[i]:
+                return literal(layout.constant_values[i])
         quotes = "\"'" if self.t.python_literals else '"'
         words = ("true", "false", "null", *(("True", "False", "None") if self.t.python_literals else ()))
         controls = [chr(i) for i in range(0x20)]
