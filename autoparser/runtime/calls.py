@@ -288,6 +288,18 @@ class JsonCallReader(CallReader):
                 out.append((path[-1], sc.text[start:stop]))
         return out
 
+    def _open_member(self) -> tuple[object, ...] | None:
+        """The object member the output was cut inside, beside the read ones and read by none (a
+        mangled ``" arguments"``): the arguments under another key."""
+        sc, layout = self.scanner, self.layout
+        depth = len(layout.name_path)
+        for path, (start, stop) in sc.spans.items():
+            if stop < 0 and len(path) == depth and path[-1] not in _ENVELOPE_KEYS \
+                    and path[0] not in layout.constants and sc.text[start:start + 1] == "{" \
+                    and path[:-1] == tuple(layout.name_path[:-1]) and path != tuple(layout.name_path):
+                return tuple(path)
+        return None
+
     def _unread_as_args(self) -> str:
         """No arguments member: one other object member is the arguments under another key
         ("parameters", a mangled "arguments"); otherwise the other members are taken as them."""
@@ -326,9 +338,15 @@ class JsonCallReader(CallReader):
         self._mark_truncated()
         span = sc.spans.get(getattr(self, "_args_path", ()))
         if span is None:
-            if not self.engine.has_args(self.index):
-                self.engine.call_args(self.index, "{}")
-            return
+            if self.engine.has_args(self.index):
+                return
+            cut = self._open_member()
+            if cut is None:     # no arguments member: the other complete members are them, as in a whole call
+                self.engine.call_args(self.index, self._unread_as_args())
+                return
+            self.engine.warn("tool call had no arguments member; its other members were taken as the arguments")
+            self._args_path = cut
+            span = sc.spans[cut]
         if span[1] >= 0:   # the arguments were complete: send what was held back
             raw = sc.text[span[0]:span[1]]
             if raw[:1] in "\"'" or self.python:

@@ -220,11 +220,15 @@ class ItemsReader(Phases):
         got = buf[c.start():]
         got_lead = got[:len(got) - len(got.lstrip())]
         if not closer.strip():
-            # a value that runs to what follows it: the next item or the call's end (items on lines of
-            # their own begin on a new line)
+            # a value that runs to what follows it: the next item or the call's end, begun by the white
+            # space before the next item (items on lines of their own begin on a new line; ``b=plain n``
+            # is a value that ends in ``n`` where items are spaced)
             between = post + it.sep
             if "\n" in between[:len(between) - len(between.lstrip())] and "\n" not in got_lead:
                 return None
+            item = between + (it.item_pre if it.keyed else "")
+            if item[:1].isspace() and not got_lead and (got[:1].isalnum() or got[:1] == "_"):
+                return None   # a word (a key, a call's number) begins the next item only after its space
             return c.start()
         lead = closer[:len(closer) - len(closer.lstrip())]
         if lead and (not got_lead or ("\n" in lead) != ("\n" in got_lead)):
