@@ -17,7 +17,7 @@ properties hold for every subject it applies to, not only the models the peers' 
 2. JSON call objects in another layout (style ``json``): ``reorder_keys``, ``type_member``,
    ``other_args_key``, ``openai_shape``, ``name_as_key``; arguments wrapped once more
    (``wrap_args``, every format with JSON arguments); a JSON object where parameter tags were
-   expected (``json_for_tags``);
+   expected (``json_for_tags``, where the parameters are tags: ``<parameter=``, ``<arg_key>``);
 3. an object-typed argument written as a JSON string (``stringify_value``) or escaped once more
    (``double_escape``);
 4. an optional-in-practice part left out: the id block after the name (``drop_id_block``); a call
@@ -300,8 +300,8 @@ def json_for_tags(case: turns.Case, req: Request, text: str) -> str | None:
         prefix = ta.prefix.strip()
     else:
         return None
-    if len(_calls(case)) != 1 or not prefix or prefix.startswith("{") or not _trailing(case).strip():
-        return None
+    if len(_calls(case)) != 1 or not prefix.startswith("<") or not _trailing(case).strip():
+        return None       # parameters written as tags only: a key sigil (EDN's ``:``) has no tag to replace
     call = _calls(case)[0]
     close = mk.tokens(_trailing(case))[0]
     if close in json.dumps(turns.arguments_of(call), ensure_ascii=False):

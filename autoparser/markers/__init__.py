@@ -177,14 +177,16 @@ def lit_source(text: str, lead_optional: bool = False, separates: bool = False, 
     return src
 
 
-def post_source(text: str, never: frozenset[str], may: Callable[[str], bool]) -> str:
+def post_source(text: str, never: frozenset[str], may: Callable[[str], bool],
+                loose: tuple[str, ...] | None = None) -> str:
     """Regex source for the text that closes a value (an item's closing literal): the white space
     it begins with may be left out, unless a value never holds that white space (``never``: the
     characters the value's codec never writes) while it may hold the rest of the text (``may``):
-    ``\n:`` after a value whose line breaks are escaped is not a bare ``:``."""
+    ``\n:`` after a value whose line breaks are escaped is not a bare ``:``. ``loose``: as
+    :func:`lit_source`'s."""
     lead, core = text[:len(text) - len(text.lstrip())], text.strip()
     required = bool(lead) and all(c in never for c in lead) and all(may(c) for c in core)
-    return lit_source(text, lead_optional=not required, lead_required=required)
+    return lit_source(text, lead_optional=not required, lead_required=required, loose=loose)
 
 
 def tool_name(names: Iterable[str]) -> str:

@@ -241,8 +241,10 @@ class JsonCallReader(CallReader):
                 return
             args_started = sc.started(self._args_path) is not None
             id_pending = bool(layout.id_path) and not layout.id_after_args and sc.value(layout.id_path) is None
-            if not args_started and end is None and id_pending:
-                return
+            span = sc.spans.get(self._args_path)
+            args_done = span is not None and span[1] >= 0
+            if (not args_started or args_done) and end is None and id_pending:
+                return      # the arguments came first, whole: nothing to stream before the id comes
             call_id = ""
             if layout.id_path:
                 raw_id = sc.value(layout.id_path)

@@ -79,6 +79,10 @@ def compile_tables(g: ir.Grammar) -> _Tables:
     answer_start = next((s.source for s in g.content_stops if s.node.role == "answer_start"), "")
     start, end = _marker(g, "reasoning_start"), _marker(g, "reasoning_end")
     call_marker = g.get("call_marker")
+    # the answer's opener right before a call opener inside reasoning is the calls' wrapper, not reasoning
+    wrap = next((s.source for s in g.content_stops if s.node.role == "content_start"), "")
+    call_in_reasoning = "" if not isinstance(call_marker, ir.Pattern) else \
+        (f"(?:(?:{wrap})\\s*)?(?:{call_marker.source})" if wrap else call_marker.source)
     return _Tables(
         content=mk.compile_any(named),
         content_alts=tuple(mk.compile_source(src) for _, src in named),
@@ -88,7 +92,7 @@ def compile_tables(g: ir.Grammar) -> _Tables:
         reasoning_end=mk.compile_any([("rend", mk.block_pattern(end, opener=False))]), named_call=named_call,
         reasoning_reopen=mk.compile_source(mk.line_anchor(start, opener=True) + mk.pattern_label_optional(start))
         if start else None,
-        reasoning_call=mk.compile_source(call_marker.source) if isinstance(call_marker, ir.Pattern) else None,
+        reasoning_call=mk.compile_source(call_in_reasoning) if call_in_reasoning else None,
         reasoning_close=mk.compile_source(close) if (close := mk.block_pattern(end, opener=False)) else None,
         section_end=_loose(t.section_end) if t is not None else None,
         call_start=_loose(t.call_start, tp.names if tp is not None else ()) if t is not None else None,

@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Collection
 from typing import Any
 
 from .. import ir
 from ..analysis.model import JsonLayout
 from ..plan import RequestPlan
+from ..values.callobj import read_call_object
 from ..values.jsonscan import JsonScanner
 from .engine import Engine
 
@@ -120,13 +122,25 @@ def _get(obj: Any, path: tuple[str, ...]) -> Any:
     return obj
 
 
-def read_call(obj: Any, layout: JsonLayout, notes: list[str] | None = None) -> tuple[str, Any, str] | None:
+def read_call(obj: Any, layout: JsonLayout, notes: list[str] | None = None,
+              names: Collection[str] = ()) -> tuple[str, Any, str] | None:
     """(name, arguments, id) of a decoded call object, or None when it names no function. With no
     arguments member, one other object member is the arguments (under another key), else the other
     members are (as the call readers of marker formats do: nothing is lost); ``notes`` gets a
-    warning then."""
+    warning then. An object with no name where the layout puts it is read in the other common
+    layouts (:func:`~autoparser.values.callobj.read_call_object`) when it names one of ``names``."""
     if not isinstance(obj, dict):
         return None
+    got = _layout_call(obj, layout, notes)
+    if got is not None or not names:
+        return got
+    other = read_call_object(obj, names, layout.name_path[:1], layout.args_path[:1], layout.id_path[:1])
+    if other is not None and notes is not None:
+        notes.append("a tool call object was written in another layout; read by its members")
+    return other
+
+
+def _layout_call(obj: dict[str, Any], layout: JsonLayout, notes: list[str] | None) -> tuple[str, Any, str] | None:
     if layout.name_is_key:
         if len(obj) != 1:
             return None
@@ -180,6 +194,7 @@ class EnvelopeEngine(Engine):
         self._in_array = False         # the call being scanned is an element of the calls array
         self._members = 0              # members read since the last comma
         self._member_from = 0          # where the member being read began (its key)
+        self._names = plan.tools.names if plan.tools is not None else ()   # the request's tools
 
     # ------------------------------------------------------------ main loop
     def _run(self, final: bool) -> None:
@@ -357,7 +372,7 @@ class EnvelopeEngine(Engine):
         raw = self.buf[self._origin:end]
         notes: list[str] = []
         try:
-            got = read_call(json.loads(raw, strict=False), self.layout, notes)
+            got = read_call(json.loads(raw, strict=False), self.layout, notes, self._names)
         except ValueError:
             got = None
         for note in notes if got is not None else ():
@@ -412,7 +427,7 @@ class EnvelopeEngine(Engine):
         if sc is not None and not sc.failed:
             partial = self.buf[self._origin:self._origin + sc.commit] + sc.closing()
             try:
-                got = read_call(json.loads(partial, strict=False), self.layout)
+                got = read_call(json.loads(partial, strict=False), self.layout, None, self._names)
             except ValueError:
                 got = None
         if got is None:

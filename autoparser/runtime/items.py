@@ -21,7 +21,7 @@ import regex
 
 from .. import markers as mk
 from ..analysis.layout.model import KEY_AGAIN, Items
-from ..markers import lit_source
+from ..markers import lit_source as _strict_lit
 from ..values.codecs import Codec, IncrementalDecoder
 from ..values.jsonscan import JsonScanner
 from ..values.nested import parse_own
@@ -41,6 +41,13 @@ def _bracketed(before: str, after: str) -> bool:
 
 def _opt(src: str) -> str:
     return src if src else ""
+
+
+def lit_source(text: str, **kw: Any) -> str:
+    """:func:`autoparser.markers.lit_source` as the engine reads an item's literal pieces: each
+    bracket-decorated token in the spellings models also write (``<|/calls|>`` for ``</calls>``), as
+    the engine's call markers are read."""
+    return _strict_lit(text, loose=(), **kw)
 
 
 class ItemsReader(Phases):
@@ -244,7 +251,7 @@ class ItemsReader(Phases):
         self.own_post = bool((s_post + post).strip())
         if self.own_post:
             codec = self.string_codec
-            src = "(?P<post>" + mk.post_source(s_post + post, codec.never_contains, codec.may_contain) + ")"
+            src = "(?P<post>" + mk.post_source(s_post + post, codec.never_contains, codec.may_contain, loose=()) + ")"
             if it.keyed and it.item_pre.strip() and it.kv.strip():
                 # a value whose closing text was left out ends where the next item begins: a declared key,
                 # or any key written inside a tag or brackets (``<parameter=unit>``, ``[ARG unit]``)

@@ -463,7 +463,7 @@ class LayoutCallReader(Phases, CallReader):
         f = self.fmt
         follow = self._follow_source(final)
         if f.call_end.strip():
-            follow = "|".join(x for x in (r"\s*" + mk.pattern(f.call_end), follow) if x)
+            follow = "|".join(x for x in (r"\s*" + mk.loose(f.call_end), follow) if x)
         return follow
 
     def _follow_source(self, final: bool) -> str:
@@ -471,7 +471,8 @@ class LayoutCallReader(Phases, CallReader):
         the output is complete, its end."""
         f = self.fmt
         alts = ([r"\s*\Z"] if final else []) + \
-            [r"\s*" + mk.pattern(m) for m in (f.section_end, *self.engine.plan.stops) if m.strip()]
+            [r"\s*" + mk.loose(f.section_end)] * bool(f.section_end.strip()) + \
+            [r"\s*" + mk.pattern(m) for m in self.engine.plan.stops if m.strip()]
         start = self._next_call_source()
         if start:
             sep = mk.pattern(f.separator) if f.separator.strip() else ""
@@ -483,15 +484,15 @@ class LayoutCallReader(Phases, CallReader):
         and a declared tool's name, else a tool's name and the literal after it."""
         f = self.fmt
         if f.call_start.strip():
-            return mk.pattern(f.call_start)
+            return mk.loose(f.call_start, self.names)
         tp = self.engine.plan.tools
         names = tp.names if tp is not None else ()
         if not names:
             return ""
         if f.name_prefix.strip():
             if next(i for i, p in enumerate(self.layout.pieces) if p.kind == "name") > 1:
-                return mk.pattern(f.name_prefix)   # an id (or more) between it and the name
-            return mk.pattern(f.name_prefix) + r"\s*" + mk.tool_name(names)
+                return mk.loose(f.name_prefix)   # an id (or more) between it and the name
+            return mk.loose(f.name_prefix, names) + r"\s*" + mk.tool_name(names)
         after = f.name_suffix if f.name_suffix.strip() else ""
         return mk.tool_name(names) + (r"\s*" + mk.pattern(after) if after else r"(?=\s)")
 

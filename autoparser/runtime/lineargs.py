@@ -34,15 +34,18 @@ __all__ = ["LineArgsReader", "args_end_source", "body_source", "layout", "quote_
 _escape = json.encoder.encode_basestring
 
 
-def args_end_source(fmt: ToolFormat, stops: Sequence[str]) -> str:
+def args_end_source(fmt: ToolFormat, stops: Sequence[str], loose: bool = False) -> str:
     """Regex source for what ends ``key: value`` arguments, with the white space before it:
     the call's close or end marker, the section's end, an end-of-turn marker, and (when the
-    call has no close of its own) the separator and start of the next call."""
-    alts = [mk.pattern(m) for m in (fmt.call_close, fmt.call_end, fmt.section_end, *stops) if m.strip()]
+    call has no close of its own) the separator and start of the next call. ``loose`` (the engine
+    only): the call markers in the spellings models also write (:func:`autoparser.markers.loose`)."""
+    call = mk.loose if loose else mk.pattern
+    alts = [call(m) for m in (fmt.call_close, fmt.call_end, fmt.section_end) if m.strip()]
+    alts += [mk.pattern(m) for m in stops if m.strip()]
     head = fmt.call_start + fmt.name_prefix
     if not (fmt.call_close.strip() or fmt.call_end.strip()) and head.strip():
         sep = mk.pattern(fmt.separator) if fmt.separator.strip() else (r"\r?\n" if "\n" in fmt.separator else "")
-        alts.append(sep + r"\s*" + mk.pattern(head))
+        alts.append(sep + r"\s*" + call(head))
     alts = [a for a in dict.fromkeys(alts) if a]
     return r"\s*(?:" + "|".join(alts) + ")" if alts else ""
 
@@ -183,7 +186,7 @@ class LineArgsReader(Phases):
         self.kv, self.sep = layout(fmt)
         self.quotes = _Quotes(quote_chars(fmt))
         self.p_key = mk.compile_source(key_line_source(self.keys, self.kv, self.sep))
-        self.end_src = args_end_source(fmt, stops)
+        self.end_src = args_end_source(fmt, stops, loose=True)
         self.p_end: regex.Pattern[str] | None = None   # the next key line or the end, once the indent is known
         self.p_close: regex.Pattern[str] | None = None  # the end as rendered (cut off at the end of the output)
         self.p_next: regex.Pattern[str] | None = None   # the next key line alone

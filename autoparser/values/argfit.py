@@ -48,6 +48,23 @@ def _plain(value: Any) -> bool:
     return value is None or isinstance(value, (str, int, float, bool))
 
 
+def string_container(text: str, wanted: tuple[type, ...]) -> Any:
+    """The container (of one of the ``wanted`` classes) that ``text``, a JSON value's text, holds
+    as a JSON string, or holding it escaped once more (twice: a value spelled raw, the text of a JSON
+    string of a JSON string); None when it holds none."""
+    value: Any = text
+    for _ in range(3):
+        try:
+            value = json.loads(value)
+        except (ValueError, RecursionError):
+            return None
+        if isinstance(value, wanted):
+            return value
+        if not isinstance(value, str):
+            return None
+    return None
+
+
 class ArgsFit:
     """What one tool's ``parameters`` schema says about arguments written in another shape.
 
@@ -86,18 +103,8 @@ class ArgsFit:
         wanted = self.decoded.get(key)
         if wanted is None or not isinstance(value, str):
             return _NOT
-        # a JSON string holding the value, or holding it escaped once more (twice: a value spelled raw,
-        # the text of a JSON string of a JSON string)
-        for _ in range(3):
-            try:
-                value = json.loads(value)
-            except (ValueError, RecursionError):
-                return _NOT
-            if isinstance(value, wanted):
-                return value
-            if not isinstance(value, str):
-                return _NOT
-        return _NOT
+        found = string_container(value, wanted)
+        return _NOT if found is None else found
 
     def whole(self, value: Any) -> tuple[Any, list[str]] | None:
         """Decoded arguments reshaped, with a note per repair; None when nothing changes."""
@@ -253,4 +260,4 @@ class FitStream:
             self.notes.append(note)
 
 
-__all__ = ["STRINGIFIED", "WRAPPED", "ArgsFit", "FitStream"]
+__all__ = ["STRINGIFIED", "WRAPPED", "ArgsFit", "FitStream", "string_container"]

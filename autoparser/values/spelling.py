@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from .argfit import string_container
 from .codecs import Codec
 from .nested import parse_own
 from .pyliteral import python_to_json
@@ -214,6 +215,12 @@ def decode_value(text: str, values: Values, prop: Any = None) -> Any:
             except ValueError:
                 continue
             if not isinstance(value, str) and allowed(value, types):
+                return value
+        # a container written as a JSON string, maybe escaped once more: read as the JSON readers do
+        wanted = tuple(c for t, c in (("object", dict), ("array", list)) if t in types)
+        if wanted and "string" not in types and stripped.startswith('"'):
+            value = string_container(stripped, wanted)
+            if value is not None:
                 return value
     return string if string is not NO else text
 
