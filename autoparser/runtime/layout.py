@@ -606,9 +606,10 @@ def _hole_ends(layout: CallLayout, i: int, names: tuple[str, ...] = ()) -> tuple
             start = _args_start(layout, json_too=True)
             it = layout.args.items
             head = (it.open + it.item_pre).strip() if it is not None else "{"
-            # (past the literals between, only where the arguments begin with a text of their own: one
-            # punctuation character such as EDN's ``:`` also sits inside those literals)
-            if start and (k == j or len(head) >= 2):
+            # (past the literals between, only where the arguments begin with a text of their own: JSON
+            # arguments' ``{``, or items' opening of two characters or more; one punctuation character
+            # such as EDN's ``:`` also sits inside those literals)
+            if start and (k == j or it is None or len(head) >= 2):
                 alts.append(f"(?P<e{k}>(?={start}))")
                 targets[f"e{k}"] = k
             break
