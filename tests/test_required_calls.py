@@ -37,10 +37,14 @@ def _fixtures() -> list[Path]:
 
 
 def _words(req: Request, tmpl: ChatTemplate) -> list[str]:
-    """Whole words a sample may take at once: the template's markers, the tools' names, JSON punctuation.
-    Not the end-of-turn markers: a server stops at them (a sample that wrote one would be cut there)."""
+    """Whole words a sample may take at once: the template's markers (the reasoning block's too, token
+    shaped or not: ``:::`` closes one as a model writes it, not one colon at a time), the tools' names,
+    JSON punctuation. Not the end-of-turn markers: a server stops at them (a sample that wrote one
+    would be cut there)."""
     stops = {s.strip() for s in req.stop}
-    markers = [m for m in tmpl.analysis.markers() if m.strip() not in stops]
+    r = tmpl.analysis.reasoning
+    fences = [p for m in (r.start, r.end) for p in m.split()]
+    markers = [m for m in dict.fromkeys([*tmpl.analysis.markers(), *fences]) if m.strip() not in stops]
     return [*markers, *(req.plan.tools.names if req.plan.tools else ()), '"location"', '"Paris"', '": "', "}", "]"]
 
 
