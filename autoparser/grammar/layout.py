@@ -86,7 +86,8 @@ def layout_call(g: _Grammar, tool: str, start: int = 0, spell: bool = False) -> 
         nxt = pieces[i + 1] if i < last else None
         if p.kind == "lit":
             hole = nxt is not None and nxt.kind in ("name", "id")
-            parts.append(_literal(g, p.text, final=i == last, hole=hole))
+            word = i > 0 and pieces[i - 1].kind in ("name", "name_again", "id") and bool(p.text) and not p.text.strip()
+            parts.append(_literal(g, p.text, final=i == last, hole=hole, word=word))
         elif p.kind in ("name", "name_again"):
             text = Codec.from_spec(p.codec).encode(tool) if p.codec != "raw" else tool
             parts.append(" ".join(char_class([c]) for c in text) if spell and p.kind == "name" else literal(text))
@@ -102,10 +103,13 @@ def layout_call(g: _Grammar, tool: str, start: int = 0, spell: bool = False) -> 
     return _join(*parts)
 
 
-def _literal(g: _Grammar, text: str, final: bool, hole: bool = False) -> str:
+def _literal(g: _Grammar, text: str, final: bool, hole: bool = False, word: bool = False) -> str:
     """A literal piece; a last one's trailing end-of-turn markers are optional (the server stops there);
-    ``hole``: a name or id follows it."""
+    ``hole``: a name or id follows it; ``word``: it is white space after one, which the reader then
+    reads as one word (``get_weather location=``: some white space ends it)."""
     ws = hole_ws(g.b) if hole else g.ws
+    if word:
+        return g.b.rule("ws1", f"[ \\t\\n\\r]{{1,{WS_MAX}}}")
     if not text.strip():
         return ws
     if not final:   # white space it ends with comes before the next piece

@@ -190,6 +190,14 @@ class Speller:
         trail = text[len(text.rstrip()):]
         return _join(self.ws if lead else "", self.pieces(text), f"{literal(trail)}?" if trail else "")
 
+    def closing(self, text: str) -> str:
+        """An item's closing text after a value the reader reads up to it: the white space it begins
+        and ends with written at most once (more before it is the value's own text)."""
+        if not text.strip():
+            return self.ws if text else ""
+        lead = text[:len(text) - len(text.lstrip())]
+        return _join(f"{literal(lead)}?" if lead else "", self.exact_trail(text.lstrip(), False))
+
     def ws1(self) -> str:
         return self.b.rule("ws1", f"[ \\t\\n\\r]{{1,{WS_MAX}}}")
 
@@ -228,9 +236,6 @@ class Speller:
                 stops.append((head, _join(_join(self.ws, self.pieces(tail)) if tail.strip() else "", f.rest), f.first))
             else:
                 banned = tuple(dict.fromkeys(h for h in (cut(post + t)[0] for t in forbid) if h))
-                # a stop that holds a banned text (the value's own closing text, then the next item) may
-                # follow anywhere: the text, which never holds the banned one, never holds it
-                stops = [(h, c, first and not any(x in h for x in banned)) for h, c, first in stops]
                 return raw_until(self.b, tuple(stops), banned)
         return _group(_unique([self.through(codec, f, post) for f in nexts]))
 
@@ -427,21 +432,25 @@ class Speller:
         for m in range(n - 1, -1, -1):
             prop = props.get(order[m], {})
             if is_open[m]:
+                # a value closed by text of its own ends at that text, the white space it begins with
+                # optional (the reader takes it when present, else the value keeps it)
+                own = self.values.string.post
+                closed = bool((own + post[m]).strip())
+                end = post[m].lstrip() if closed and not own.strip() else post[m]
                 follows: list[Follow] = []
                 for j in range(m + 1, n):
-                    follows.append(Follow(post[m] + items.sep + pre[j], item[j]))
+                    follows.append(Follow(end + items.sep + pre[j], item[j]))
                     if order[j] in required:
                         break
                 else:
-                    follows += [Follow(post[m] + items.close + f.stop, f.rest, first=False) for f in nexts]
+                    follows += [Follow(end + items.close + f.stop, f.rest, first=False) for f in nexts]
                 taken = {f.stop for f in follows}
                 # a raw value never holds another item's start, nor its own closing text: the reader
                 # would end it there
                 forbid = tuple(dict.fromkeys(t for t in (post[m] + items.sep + p for p in pre) if t not in taken)) \
                     if items.keyed else ()
-                own = self.values.string.post
-                if (own + post[m]).strip():   # (the white space around it is optional to the reader)
-                    forbid = (post[m].rstrip() if own.strip() else post[m].strip(), *forbid)
+                if closed:   # (the white space around it is optional to the reader)
+                    forbid = (end.rstrip(), *forbid)
                 alts = self.then(prop, labels[m], tuple(follows), depth, forbid)
                 item[m] = self.b.rule(f"{labels[m]}-item", " | ".join(_unique(alts)))
                 present = _join(gap, self.lead_in(items.sep + items.item_pre, keys[m], items, depth), item[m])
@@ -449,7 +458,7 @@ class Speller:
             else:
                 value = _group(_unique(self.then(prop, labels[m], (Follow(),), depth)))
                 # (a value the reader reads up to its item's closing text keeps white space before it)
-                closing = self.exact_trail(post[m], post[m][:1].isspace()) if not depth else self.lit(post[m])
+                closing = self.closing(post[m]) if not depth else self.lit(post[m])
                 item[m] = _join(value, closing, chain[m + 1])
                 present = _join(gap, self.lead_in(items.sep + items.item_pre, keys[m], items, depth), value, closing)
                 chain[m] = _join(present if order[m] in required else f"( {present} )?", chain[m + 1])
@@ -479,7 +488,9 @@ class Speller:
 def raw_until(b: GbnfBuilder, stops: tuple[tuple[str, str, bool], ...], banned: tuple[str, ...]) -> str:
     """Raw text, then one of `stops` (text, what follows it, first): a ``first`` stop ends the text
     where it first occurs (the text never holds it); another may come anywhere (the text may hold
-    it too). The text never holds a `banned` one. An Aho-Corasick automaton over the texts."""
+    it too). The text never holds a `banned` one; a ``first`` stop that holds one (the value's own
+    closing text, then the next item's start) goes on past it exactly. An Aho-Corasick automaton
+    over the texts."""
     def make() -> str:
         firsts: dict[str, list[str]] = {}
         for text, cont, first in stops:
@@ -506,6 +517,11 @@ def raw_until(b: GbnfBuilder, stops: tuple[tuple[str, str, bool], ...], banned: 
                     blocked.append(c)
                     for cont in dict.fromkeys(x for t in completed for x in firsts[t]):
                         done.setdefault(cont, []).append(c)
+                    for text, cont, first in stops:
+                        for ban in completed:
+                            j = text.find(ban) + len(ban) if first and ban in banned else -1
+                            if len(ban) <= j < len(text) and seen.endswith(text[:j]):
+                                done.setdefault(_join(*(char_class([x]) for x in text[j:]), cont), []).append(c)
                     continue
                 v = next(seen[i:] for i in range(len(seen) + 1) if seen[i:] in names)
                 if v:
