@@ -196,7 +196,16 @@ class Speller:
         if not text.strip():
             return self.ws if text else ""
         lead = text[:len(text) - len(text.lstrip())]
-        return _join(f"{literal(lead)}?" if lead else "", self.exact_trail(text.lstrip(), False))
+        opt = "" if self.lead_required(text) else "?"
+        return _join(f"{literal(lead)}{opt}" if lead else "", self.exact_trail(text.lstrip(), False))
+
+    def lead_required(self, text: str) -> bool:
+        """Whether the reader ends a value at the closing `text` only with the white space it begins
+        with (:func:`autoparser.markers.post_source`): a value never holds that white space while it
+        may hold the rest (``\\n:`` after a value whose line breaks are escaped is not a bare ``:``)."""
+        lead, core = text[:len(text) - len(text.lstrip())], text.strip()
+        codec = self.string
+        return bool(lead) and all(c in codec.never_contains for c in lead) and all(codec.may_contain(c) for c in core)
 
     def ws1(self) -> str:
         return self.b.rule("ws1", f"[ \\t\\n\\r]{{1,{WS_MAX}}}")
@@ -436,7 +445,7 @@ class Speller:
                 # optional (the reader takes it when present, else the value keeps it)
                 own = self.values.string.post
                 closed = bool((own + post[m]).strip())
-                end = post[m].lstrip() if closed and not own.strip() else post[m]
+                end = post[m].lstrip() if closed and not own.strip() and not self.lead_required(post[m]) else post[m]
                 follows: list[Follow] = []
                 for j in range(m + 1, n):
                     follows.append(Follow(end + items.sep + pre[j], item[j]))
