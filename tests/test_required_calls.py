@@ -37,29 +37,36 @@ def _fixtures() -> list[Path]:
 
 
 def _words(req: Request, tmpl: ChatTemplate) -> list[str]:
-    """Whole words a sample may take at once: the template's markers, the tools' names, JSON punctuation.
-    Not the end-of-turn markers: a server stops at them (a sample that wrote one would be cut there)."""
+    """Whole words a sample may take at once: the template's markers (the reasoning block's too, token
+    shaped or not: ``:::`` closes one as a model writes it, not one colon at a time), the tools' names,
+    JSON punctuation. Not the end-of-turn markers: a server stops at them (a sample that wrote one
+    would be cut there)."""
     stops = {s.strip() for s in req.stop}
-    markers = [m for m in tmpl.analysis.markers() if m.strip() not in stops]
+    r = tmpl.analysis.reasoning
+    fences = [p for m in (r.start, r.end) for p in m.split()]
+    markers = [m for m in dict.fromkeys([*tmpl.analysis.markers(), *fences]) if m.strip() not in stops]
     return [*markers, *(req.plan.tools.names if req.plan.tools else ()), '"location"', '"Paris"', '": "', "}", "]"]
 
 
 CHOICES: dict[str, Any] = {"required": "required",
                            "named": {"type": "function", "function": {"name": "get_weather"}}}
 
-# fixtures whose forced grammar still generates, now and then, a call the parser reads differently
-# (an argument layout the grammar allows and the call reader does not take the same way: a Python
-# literal or unquoted value, a label line); "a call" holds, "a valid call" not always yet. Not strict:
-# sampling is random. The call layouts of issue 21 are where the grammar and the reader become one.
-KNOWN = {
-    "arg_key_value", "call_id_tagged", "kwargs_pairs", "markdown_tool_sections", "python_dict_args", "pythonic_bare", "react_labels",
+# fixtures whose samples still fail now and then, each for its reason (not the grammar admitting a
+# call the reader takes differently). Not strict: sampling is random.
+_TRUNCATED = ("the call reader flags a call truncated when its last value, read up to what follows it "
+              "(a number, an unquoted value), is followed by the call's closing literal at the very end "
+              "of the output (runtime/items.py _cut_closer)")
+KNOWN: dict[str, str] = {
+    "kwargs_pairs": _TRUNCATED,
+    "pythonic_bare": _TRUNCATED,
+    "react_labels": "llguidance, which draws the samples, stops a long right-recursive free text (the "
+                    "reasoning, ~1000 bytes) at its limit of 2000 Earley items a row: the sample ends unfinished",
 }
 
 
 def _params() -> list[Any]:
-    return [pytest.param(p, id=p.stem, marks=[pytest.mark.xfail(
-        strict=False, reason="grammar and call reader disagree on some generated arguments")]
-        if p.stem in KNOWN else []) for p in _fixtures()]
+    return [pytest.param(p, id=p.stem, marks=[pytest.mark.xfail(strict=False, reason=KNOWN[p.stem])]
+                         if p.stem in KNOWN else []) for p in _fixtures()]
 
 
 @pytest.mark.parametrize("choice", sorted(CHOICES))

@@ -50,7 +50,7 @@ class _Grammar(Protocol):
 
     def split_stop(self, m: str) -> tuple[str, str]: ...
 
-__all__ = ["layout_call", "name_index"]
+__all__ = ["hole_ws", "layout_call", "name_index"]
 
 ID_MAX = 64
 _ID_EXCLUDED = " \t\r\n<>[]{}\"'|,=()`"        # never inside an id written between literals
@@ -60,6 +60,12 @@ _WORD_EXCLUDED = _ID_EXCLUDED + ":"           # an id with no literal after it (
 def name_index(layout: CallLayout) -> int:
     """Where the call's name is among its pieces."""
     return next(i for i, p in enumerate(layout.pieces) if p.kind == "name")
+
+
+def hole_ws(b: GbnfBuilder) -> str:
+    """White space before a name or id hole: spaces and tabs (the reader skips those only: a line
+    break there ends a hole read as one word)."""
+    return b.rule("hole-ws", f"[ \\t]{{0,{WS_MAX}}}")
 
 
 def _join(*parts: str) -> str:
@@ -79,7 +85,9 @@ def layout_call(g: _Grammar, tool: str, start: int = 0, spell: bool = False) -> 
         p = pieces[i]
         nxt = pieces[i + 1] if i < last else None
         if p.kind == "lit":
-            parts.append(_literal(g, p.text, final=i == last))
+            hole = nxt is not None and nxt.kind in ("name", "id")
+            word = i > 0 and pieces[i - 1].kind in ("name", "name_again", "id") and bool(p.text) and not p.text.strip()
+            parts.append(_literal(g, p.text, final=i == last, hole=hole, word=word))
         elif p.kind in ("name", "name_again"):
             text = Codec.from_spec(p.codec).encode(tool) if p.codec != "raw" else tool
             parts.append(" ".join(char_class([c]) for c in text) if spell and p.kind == "name" else literal(text))
@@ -95,12 +103,17 @@ def layout_call(g: _Grammar, tool: str, start: int = 0, spell: bool = False) -> 
     return _join(*parts)
 
 
-def _literal(g: _Grammar, text: str, final: bool) -> str:
-    """A literal piece; a last one's trailing end-of-turn markers are optional (the server stops there)."""
+def _literal(g: _Grammar, text: str, final: bool, hole: bool = False, word: bool = False) -> str:
+    """A literal piece; a last one's trailing end-of-turn markers are optional (the server stops there);
+    ``hole``: a name or id follows it; ``word``: it is white space after one, which the reader then
+    reads as one word (``get_weather location=``: some white space ends it)."""
+    ws = hole_ws(g.b) if hole else g.ws
+    if word:
+        return g.b.rule("ws1", f"[ \\t\\n\\r]{{1,{WS_MAX}}}")
     if not text.strip():
-        return g.ws
+        return ws
     if not final:   # white space it ends with comes before the next piece
-        return _join(g.lead("layout-lit", text), g.ws if text[-1].isspace() else "")
+        return _join(g.lead("layout-lit", text), ws if text[-1].isspace() else "")
     required, stops = g.split_stop(text)
     out = g.lead("layout-lit", required) if required.strip() else ""
     return _join(out, f"( {g.lead('layout-lit-stop', stops)} )?" if stops.strip() else "")

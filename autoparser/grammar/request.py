@@ -22,7 +22,7 @@ argument literals through :mod:`autoparser.grammar.pyvalue`, ``key: value`` line
 :mod:`autoparser.grammar.lines`. Objects that declare
 ``properties`` and say nothing about ``additionalProperties`` get no other keys (as
 llama.cpp's json-schema-to-grammar); an object with no ``properties`` takes any keys.
-``args_as_string`` arguments are any JSON string (the schema is not applied inside it).
+``args_as_string`` arguments are a JSON string holding the schema's JSON, escaped (:mod:`.escaped`).
 JSON call objects take their known members in any order (those the name prefix spells first),
 plus up to two others unless a call is forced; a forced call object holds the members the template
 writes in every call (``"jsonrpc": "2.0"``: the analysis keeps their keys, their values are short
@@ -50,10 +50,12 @@ from .. import ir
 from .. import markers as mk
 from ..analysis.model import LINE_ARGS, ToolFormat
 from ..plan import Opener, RequestPlan
+from ..values.codecs import Codec
 from ..values.refs import inline_refs
 from .attrjson import escaped_copy
+from .escaped import codec_copy, frame
 from .gbnf import ANY_CHAR, GbnfBuilder, char_class, literal, sanitize_name
-from .layout import layout_call, name_index
+from .layout import hole_ws, layout_call, name_index
 from .lines import line_args_rule, ordered
 from .pieces import DIGITS_MAX, WILD, WS_MAX, piece_expr
 from .pyvalue import LiteralConverter, literal_args_rule, python_value_rule
@@ -488,6 +490,30 @@ class _Grammar:
             return python_value_rule(self.b, strict_objects(schema), name)
         return self.json_value(schema, name)
 
+    def ws_to_body(self) -> str:
+        """White space between a call's opener and its body: spaces and tabs only before a layout
+        that begins with its name or id (the reader skips those before a hole, :func:`layout.hole_ws`)."""
+        layout = self.t.layout
+        if self.t.style == "layout" and layout is not None and layout.pieces and layout.pieces[0].kind in ("name", "id"):
+            return hole_ws(self.b)
+        return self.ws
+
+    def args_string(self, tool: str) -> str:
+        """A JSON string holding the arguments: the schema's JSON written with the string's escapes
+        (:mod:`.escaped`), as the reader decodes the string and then reads its JSON."""
+        if self.t.python_literals or self.t.args == "python":
+            return json_rule(self.b, "string")
+        name = f"{sanitize_name(tool)}-args"
+        src = GbnfBuilder()
+        schema = strict_objects(self.plan.schemas[tool])
+        root = src.define(src.reserve(name), " | ".join(_Converter(src, schema, True).alts(schema, name)))
+        codec = Codec.from_spec("json")
+        copied = codec_copy(self.b, src, root, codec, f"{name}-string")
+        if copied is None:
+            return json_rule(self.b, "string")
+        opener, closer = frame(codec)
+        return _join(literal(opener), copied, literal(closer))
+
     # --- calls -----------------------------------------------------------------------
 
     def calls(self, first: str | None, opened: bool = False, spell_start: bool = False) -> str:
@@ -508,7 +534,8 @@ class _Grammar:
         # (inside one the section end, a literal, competes: keep literals there)
         loose = op.role != "section_start" or not self.split_stop(t.section_end)[0].strip()
         opener = (self.spelled(per_call) if loose else self.marker("call-start", per_call)) if per_call else ""
-        one = b.rule("call", _join(opener, self.ws, body) if opener else body)
+        ws = self.ws_to_body()
+        one = b.rule("call", _join(opener, ws, body) if opener else body)
         head = one
         if first is None and not opened and self.plan.lazy and not op.role and t.style == "layout" and \
                 t.layout is not None and name_index(t.layout) > 0:
@@ -519,13 +546,13 @@ class _Grammar:
             names = b.rule("opened-call-body", " | ".join(f"( {self.call_body(n, spell=True)} )"
                                                           for n in self.plan.names))
             lead = self.marker("name-prefix", t.name_prefix) if op.role == "call_name" else ""
-            head = b.rule("opened-call", _join(lead, self.ws, names) if lead else names)
+            head = b.rule("opened-call", _join(lead, ws, names) if lead else names)
         elif spell_start and op.role != "section_start" and self.opener_extended(per_call):
             # a forced request's first call, whose spelled opener begins an optional reasoning or answer
             # start too: its names spelled as well (``to=self<|message|>`` and ``to=search_docs``)
             names = b.rule("first-call-body", " | ".join(f"( {self.call_body(n, spell=True)} )"
                                                          for n in self.plan.names))
-            head = b.rule("first-call", _join(opener, self.ws, names) if opener else names)
+            head = b.rule("first-call", _join(opener, ws, names) if opener else names)
         elif first is not None and op.role != "section_start":
             if not op.role and t.style == "layout":
                 # after free content, names spelled one character class at a time: a name literal
@@ -534,7 +561,7 @@ class _Grammar:
                                                                for n in self.plan.names))
                 head = b.rule("first-call", _join(first, spelled))
             else:
-                head = b.rule("first-call", _join(first, rest, self.ws, body) if op.role else _join(first, one))
+                head = b.rule("first-call", _join(first, rest, ws, body) if op.role else _join(first, one))
         more = ""
         # ``key: value`` lines that no marker of the call closes: what follows the last value on its
         # line is the separator or the section end, white space before them starts with a line break
@@ -710,7 +737,7 @@ class _Grammar:
             return self.constant_value(role[len(CONSTANT):])
         args = self.args_value(tool)
         if self.t.json is not None and self.t.json.args_as_string:
-            return f"( {json_rule(self.b, 'string')} | {args} )"
+            return f"( {self.args_string(tool)} | {args} )"
         return args
 
     def json_object(self, tool: str, roles: dict[str, tuple[str, ...]], depth: int) -> str:
@@ -800,8 +827,8 @@ class _Grammar:
             rule = literal_args_rule(self.b, schema, f"{name}-args", open_=lit.open, close=lit.close,
                                      sep=lit.kv_sep, quotes=tuple(lit.quotes), bare_strings=lit.bare_strings)
             return _join(self.ws, rule)
-        if t.args_as_string:     # a JSON string holding the arguments (the schema is not applied inside it)
-            return _join(self.ws, f"( {json_rule(self.b, 'string')} | {self.args_value(tool)} )")
+        if t.args_as_string:     # a JSON string holding the arguments
+            return _join(self.ws, f"( {self.args_string(tool)} | {self.args_value(tool)} )")
         return _join(self.ws, self.args_value(tool))
 
     def attr_json(self, tool: str) -> str:

@@ -32,7 +32,7 @@ from autoparser.values.spelling import KEY_AGAIN, Items, Slot, Values, schema_ty
 from .codecs import codec_string_rule
 from .escaped import codec_copy, frame
 from .gbnf import ANY_CHAR, GbnfBuilder, char_class, literal, sanitize_name
-from .pieces import VARYING, piece_expr
+from .pieces import VARYING, WS_MAX, piece_expr
 from .pyvalue import LiteralConverter
 from .schema import _Converter, _group, _infer_type, _is_any, _unique, const_expr, json_rule, space_rule
 
@@ -167,6 +167,53 @@ class Speller:
         # takes that white space as its own text)
         return _join(self.ws, self.pieces(text), self.ws if text[-1].isspace() else "")
 
+    def lead_in(self, head: str, key: str, items: Items, depth: int) -> str:
+        """The text before an item's value: `head` (the separator or opener and ``item_pre``), then,
+        keyed, the `key` text and ``kv``. A key and value separated by white space alone are separated
+        by some (a key runs to white space). Inside a call's arguments (`depth` 0) the reader takes
+        the white space `head` and ``kv`` end with at most once (more is the key's or the value's own
+        text: `` = "a"`` is not ``=  "a"``); deeper, the encoding's own containers are read with white
+        space around their literals tolerated."""
+        kv = items.kv if items.keyed else ""
+        ws_kv = bool(kv) and not kv.strip()
+        if depth:
+            return _join(self.lit(head + key + ("" if ws_kv else kv)), self.ws1() if ws_kv else "")
+        # (the reader skips white space before `head`; before ``kv``, only when ``kv`` begins with some)
+        return _join(self.exact_trail(head, True), literal(key) if key else "",
+                     self.ws1() if ws_kv else self.exact_trail(kv, kv[:1].isspace()))
+
+    def exact_trail(self, text: str, lead: bool) -> str:
+        """`text` with white space tolerated inside it, before it when `lead`, the white space it ends
+        with written at most once (a blank text: white space)."""
+        if not text.strip():
+            return self.ws if text else ""
+        trail = text[len(text.rstrip()):]
+        return _join(self.ws if lead else "", self.pieces(text), f"{literal(trail)}?" if trail else "")
+
+    def closing(self, text: str) -> str:
+        """An item's closing text after a value the reader reads up to it: the white space it begins
+        and ends with written at most once (more before it is the value's own text)."""
+        if not text.strip():
+            return self.ws if text else ""
+        lead = text[:len(text) - len(text.lstrip())]
+        opt = "" if self.lead_required(text) else "?"
+        return _join(f"{literal(lead)}{opt}" if lead else "", self.exact_trail(text.lstrip(), False))
+
+    def lead_required(self, text: str) -> bool:
+        """Whether the reader ends a value at the closing `text` only with the white space it begins
+        with (:func:`autoparser.markers.post_source`): a value never holds that white space while it
+        may hold the rest (``\\n:`` after a value whose line breaks are escaped is not a bare ``:``)."""
+        lead, core = text[:len(text) - len(text.lstrip())], text.strip()
+        codec = self.string
+        return bool(lead) and all(c in codec.never_contains for c in lead) and all(codec.may_contain(c) for c in core)
+
+    def ws1(self) -> str:
+        return self.b.rule("ws1", f"[ \\t\\n\\r]{{1,{WS_MAX}}}")
+
+    def empty(self, items: Items, nexts: Next, depth: int) -> str:
+        """No item: nothing for a call's arguments, the container's own brackets deeper (``{}``)."""
+        return _join(self.lit(items.open + items.close) if depth else "", self.after(nexts))
+
     def pieces(self, text: str) -> str:
         return f" {self.ws} ".join(piece_expr(p) for p in text.split())
 
@@ -197,7 +244,7 @@ class Speller:
                     break
                 stops.append((head, _join(_join(self.ws, self.pieces(tail)) if tail.strip() else "", f.rest), f.first))
             else:
-                banned = tuple(h for h in (cut(post + t)[0] for t in forbid) if h)
+                banned = tuple(dict.fromkeys(h for h in (cut(post + t)[0] for t in forbid) if h))
                 return raw_until(self.b, tuple(stops), banned)
         return _group(_unique([self.through(codec, f, post) for f in nexts]))
 
@@ -379,39 +426,54 @@ class Speller:
         end (:meth:`open_value`), in a rule of its own.
         """
         n = len(order)
-        pre = [items.item_pre + (self.key_text(items, k) + items.kv if items.keyed else "") for k in order]
+        keys = [self.key_text(items, k) if items.keyed else "" for k in order]
+        pre = [items.item_pre + (keys[m] + items.kv if items.keyed else "") for m in range(n)]
         post = [items.item_post.replace(KEY_AGAIN, k) for k in order]
         labels = [f"{name}-{sanitize_name(k)}" for k in order]
         is_open = [self.is_open(props.get(k, {})) for k in order]
         chain: list[str] = [""] * (n + 1)      # after a present item, the items from m on and the end
         chain[n] = _choice([_join(self.lit(items.close + f.stop), f.rest) for f in nexts])
+        # between a value and the next item: some white space where the items are separated by white
+        # space alone (the reader ends a value it reads up to what follows it there)
+        between = items.item_post + items.sep
+        gap = self.ws1() if not depth and between and not between.strip() else ""
         item: list[str] = [""] * n             # item m's value and everything after it
         for m in range(n - 1, -1, -1):
             prop = props.get(order[m], {})
             if is_open[m]:
+                # a value closed by text of its own ends at that text, the white space it begins with
+                # optional (the reader takes it when present, else the value keeps it)
+                own = self.values.string.post
+                closed = bool((own + post[m]).strip())
+                end = post[m].lstrip() if closed and not own.strip() and not self.lead_required(post[m]) else post[m]
                 follows: list[Follow] = []
                 for j in range(m + 1, n):
-                    follows.append(Follow(post[m] + items.sep + pre[j], item[j]))
+                    follows.append(Follow(end + items.sep + pre[j], item[j]))
                     if order[j] in required:
                         break
                 else:
-                    follows += [Follow(post[m] + items.close + f.stop, f.rest, first=False) for f in nexts]
+                    follows += [Follow(end + items.close + f.stop, f.rest, first=False) for f in nexts]
                 taken = {f.stop for f in follows}
-                # a raw value never holds another item's start: the reader would end it there
+                # a raw value never holds another item's start, nor its own closing text: the reader
+                # would end it there
                 forbid = tuple(dict.fromkeys(t for t in (post[m] + items.sep + p for p in pre) if t not in taken)) \
                     if items.keyed else ()
+                if closed:   # (the white space around it is optional to the reader)
+                    forbid = (end.rstrip(), *forbid)
                 alts = self.then(prop, labels[m], tuple(follows), depth, forbid)
                 item[m] = self.b.rule(f"{labels[m]}-item", " | ".join(_unique(alts)))
-                present = _join(self.lit(items.sep + pre[m]), item[m])
+                present = _join(gap, self.lead_in(items.sep + items.item_pre, keys[m], items, depth), item[m])
                 chain[m] = present if order[m] in required else _choice([present, chain[m + 1]])
             else:
                 value = _group(_unique(self.then(prop, labels[m], (Follow(),), depth)))
-                item[m] = _join(value, self.lit(post[m]), chain[m + 1])
-                present = _join(self.lit(items.sep + pre[m]), value, self.lit(post[m]))
+                # (a value the reader reads up to its item's closing text keeps white space before it)
+                closing = self.closing(post[m]) if not depth else self.lit(post[m])
+                item[m] = _join(value, closing, chain[m + 1])
+                present = _join(gap, self.lead_in(items.sep + items.item_pre, keys[m], items, depth), value, closing)
                 chain[m] = _join(present if order[m] in required else f"( {present} )?", chain[m + 1])
-        first = self.after(nexts)          # no item: the items write nothing
+        first = self.empty(items, nexts, depth)
         for m in range(n - 1, -1, -1):
-            present = _join(self.lit(items.open + pre[m]), item[m])
+            present = _join(self.lead_in(items.open + items.item_pre, keys[m], items, depth), item[m])
             first = present if order[m] in required else _choice([present, first])
         return first
 
@@ -420,7 +482,7 @@ class Speller:
         key = _join(literal(items.key.pre) if items.key.pre else "", _KEY,
                     literal(items.key.post) if items.key.post else "") if items.keyed else ""
         head_text = items.item_pre
-        kv = self.lit(items.kv) if items.keyed else ""
+        kv = self.lead_in("", "", items, depth) if items.keyed else ""
         post = items.item_post.replace(KEY_AGAIN, "\x04")     # the key again: any name there
 
         def body(r: str) -> str:
@@ -428,13 +490,16 @@ class Speller:
             ends = [Follow(post + items.close + f.stop, f.rest, first=False) for f in nexts]
             return " | ".join(_unique(self.then(value, name, (more, *ends), depth)))
         each = self.b.recursive_rule(f"{sanitize_name(name)}-rep", body)
-        return _choice([_join(self.lit(items.open + head_text), key, kv, each), self.after(nexts)])
+        opener = self.lit(items.open + head_text) if items.keyed else self.lead_in(items.open + head_text, "", items, depth)
+        return _choice([_join(opener, key, kv, each), self.empty(items, nexts, depth)])
 
 
 def raw_until(b: GbnfBuilder, stops: tuple[tuple[str, str, bool], ...], banned: tuple[str, ...]) -> str:
     """Raw text, then one of `stops` (text, what follows it, first): a ``first`` stop ends the text
     where it first occurs (the text never holds it); another may come anywhere (the text may hold
-    it too). The text never holds a `banned` one. An Aho-Corasick automaton over the texts."""
+    it too). The text never holds a `banned` one; a ``first`` stop that holds one (the value's own
+    closing text, then the next item's start) goes on past it exactly. An Aho-Corasick automaton
+    over the texts."""
     def make() -> str:
         firsts: dict[str, list[str]] = {}
         for text, cont, first in stops:
@@ -461,6 +526,11 @@ def raw_until(b: GbnfBuilder, stops: tuple[tuple[str, str, bool], ...], banned: 
                     blocked.append(c)
                     for cont in dict.fromkeys(x for t in completed for x in firsts[t]):
                         done.setdefault(cont, []).append(c)
+                    for text, cont, first in stops:
+                        for ban in completed:
+                            j = text.find(ban) + len(ban) if first and ban in banned else -1
+                            if len(ban) <= j < len(text) and seen.endswith(text[:j]):
+                                done.setdefault(_join(*(char_class([x]) for x in text[j:]), cont), []).append(c)
                     continue
                 v = next(seen[i:] for i in range(len(seen) + 1) if seen[i:] in names)
                 if v:
