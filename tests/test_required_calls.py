@@ -53,12 +53,10 @@ CHOICES: dict[str, Any] = {"required": "required",
 
 # fixtures whose samples still fail now and then, each for its reason (not the grammar admitting a
 # call the reader takes differently). Not strict: sampling is random.
-_TRUNCATED = ("the call reader flags a call truncated when its last value, read up to what follows it "
-              "(a number, an unquoted value), is followed by the call's closing literal at the very end "
-              "of the output (runtime/items.py _cut_closer)")
 KNOWN: dict[str, str] = {
-    "kwargs_pairs": _TRUNCATED,
-    "pythonic_bare": _TRUNCATED,
+    "pythonic_bare": "values are written bare, so a sampled value may open a bracket it never closes "
+                     "(``f(a=x(y)``): the call's closing ``)`` at the very end of the output then reads as "
+                     "the value's, and the call as cut short (flagged truncated)",
     "react_labels": "llguidance, which draws the samples, stops a long right-recursive free text (the "
                     "reasoning, ~1000 bytes) at its limit of 2000 Earley items a row: the sample ends unfinished",
 }

@@ -73,6 +73,7 @@ class ItemsReader(Phases):
         self.scan = 0
         self.streaming = False     # the current value streams as a JSON string
         self.parts: list[str] = []
+        self.brackets = ""
         self.malformed = False
         self.own_post = False       # the value's end is its own closing text (then the item's)
         self.own_tries = 0          # own-syntax containers: ends tried
@@ -208,6 +209,7 @@ class ItemsReader(Phases):
             if s.pre and text.startswith(s.pre):
                 pos += len(s.pre)
         self.parts = []
+        self.brackets = ""   # the value's brackets as read so far
         self.value_start = self.scan = pos
         self.own_tries = 0
         self.phase = "raw"
@@ -275,6 +277,10 @@ class ItemsReader(Phases):
     def _raw(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
         if final:
             cut = self._cut_closer(buf, pos)
+            whole = self._value_end(True).search(buf, self.scan) if cut is not None else None
+            if whole is not None and cut is not None and whole.start() <= cut \
+                    and not _opened_inside(self.brackets + buf[pos:whole.start()], buf[whole.start():]):
+                cut = None   # the closing text is there whole (``f(a=Paris)`` at the end of the output)
             if cut is not None:
                 # the output stopped inside what ends the value (``Paris<``, ``3}``): the value ends there
                 self._take(buf[pos:cut], final=True)
@@ -326,6 +332,7 @@ class ItemsReader(Phases):
         return parse_own(text, v) is None
 
     def _take(self, text: str, final: bool) -> None:
+        self.brackets += "".join(ch for ch in text if ch in "()[]{}")
         if self.streaming and self.decoder is not None:
             out, _ = self.decoder.feed(text, final)
             if out:
@@ -455,3 +462,14 @@ class ItemsReader(Phases):
 
 
 __all__ = ["ItemsReader", "lit_source"]
+
+
+_PAIRS = {")": "(", "]": "[", "}": "{"}
+
+
+def _opened_inside(value: str, rest: str) -> bool:
+    """The bracket ``rest`` begins with closes one the value opened (``print("x")`` cut before the
+    call's own ``)``): the value goes on, the output stopped inside it."""
+    rest = rest.lstrip()
+    opener = _PAIRS.get(rest[:1])
+    return opener is not None and value.count(opener) > value.count(rest[0])
