@@ -73,10 +73,10 @@ class _Lines:
             value = self.value(prop, f"{name}-{sanitize_name(key)}", prefix, depth)
             slots.append((" ".join((literal(prefix + key + self.sep), value)), key in required))
         sep = literal(self.pairs) if self.pairs and depth == 0 else ""
-        layouts = [ordered(slots, sep)]
+        layouts = [ordered(slots, sep, depth > 0)]
         by_key = [slot for _key, slot in sorted(zip(props, slots, strict=True), key=lambda ks: ks[0].lower())]
         if by_key != slots:      # templates that print arguments with |dictsort
-            layouts.append(ordered(by_key, sep))
+            layouts.append(ordered(by_key, sep, depth > 0))
         return layouts[0] if len(layouts) == 1 else "( " + " | ".join(layouts) + " )"
 
     def value(self, schema: Any, name: str, prefix: str, depth: int) -> str:
@@ -141,8 +141,9 @@ def _kinds(schema: Any) -> set[str]:
     return out
 
 
-def ordered(slots: list[tuple[str, bool]], sep: str) -> str:
-    """Items in order, optional ones may be missing, `sep` between two present ones.
+def ordered(slots: list[tuple[str, bool]], sep: str, nonempty: bool = False) -> str:
+    """Items in order, optional ones may be missing, `sep` between two present ones; with
+    `nonempty`, at least one is there (a nested block mapping written with no line is YAML's null).
 
     Everything stays inline: a named rule made only of terminals becomes one llguidance
     lexeme, and a lexeme such as ``ws "<parameter=" ws "top_k" ...`` (an optional integer
@@ -150,16 +151,16 @@ def ordered(slots: list[tuple[str, bool]], sep: str) -> str:
     """
     if not slots:
         return ""
-    if not sep:
+    if not sep and not nonempty:
         return " ".join(item if req else f"( {item} )?" for item, req in slots)
     n = len(slots)
     rest = [""] * (n + 1)
     for j in range(n - 1, 0, -1):
         item, req = slots[j]
-        rest[j] = _join(f"{sep} {item}" if req else f"( {sep} {item} )?", rest[j + 1])
+        rest[j] = _join(_join(sep, item) if req else f"( {_join(sep, item)} )?", rest[j + 1])
     firsts = []
     for i, (item, req) in enumerate(slots):
         firsts.append(_join(item, rest[i + 1]))
         if req:
             return _group(firsts)
-    return f"( {' | '.join(firsts)} )?"
+    return _group(firsts) if nonempty else f"( {' | '.join(firsts)} )?"
