@@ -88,7 +88,10 @@ def structural_tag(plan: RequestPlan, envelopes: Envelopes, reasoning: Reasoning
     # the whitespace a template writes after the reasoning block or at the start, before the first call
     # (``\n\n<｜DSML｜tool_calls>``): no free text, but layout, even when a call is required
     between: dict[str, Any] = {"type": "regex", "pattern": r"[ \t\r\n]*"}
-    elements: list[dict[str, Any]] = [block, between, calls] if block is not None else \
+    # (a reasoning block with an opener of its own may follow a line break too: ``\n<think>``)
+    opener = (block or {}).get("begin", (block or {}).get("content", {}).get("begin", ""))
+    lead = [between] if opener.strip() else []
+    elements: list[dict[str, Any]] = [*lead, block, between, calls] if block is not None else \
         [between, calls] if tp.forced else [calls]     # unforced: any text may come before the trigger
     start = plan.content.start
     if start.strip() and not envelopes.section_begin:
@@ -115,8 +118,11 @@ def _reasoning(plan: RequestPlan, mode: ReasoningMode) -> dict[str, Any] | None:
     r = plan.reasoning
     if mode == "disabled" or r.off or not r.end.strip() or (not r.start.strip() and not r.open_at_start):
         return None
-    block = {"type": "tag", "begin": "" if r.open_at_start else r.start, "content": {"type": "any_text"},
-             "end": r.end}
+    # the markers without the white space around them: an empty block is written without it
+    # (``</think>`` for ``\n</think>\n``); what is around them is the block's text or the layout
+    # the sequence allows before and after it
+    block = {"type": "tag", "begin": "" if r.open_at_start else r.start.strip(), "content": {"type": "any_text"},
+             "end": r.end.strip()}
     if (r.open_at_start and r.start.strip()) or mode == "enabled":
         return block      # a delimiter-only block the prompt opened may still be skipped: optional
     return {"type": "optional", "content": block}
