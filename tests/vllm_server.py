@@ -90,8 +90,9 @@ class ServerError(RuntimeError):
 class Server:
     """``vllm.entrypoints.openai.api_server`` on a model folder, started in its own process group."""
 
-    def __init__(self, model: Path, log: Path, name: str = "tiny") -> None:
+    def __init__(self, model: Path, log: Path, name: str = "tiny", env: dict[str, str] | None = None) -> None:
         self.model, self.log_path, self.name = model, log, name
+        self.env = env or {}
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/v1"
         self.proc: subprocess.Popen[bytes] | None = None
@@ -105,7 +106,7 @@ class Server:
 
     def launch(self) -> None:
         """Start the server process (returns at once; :meth:`wait` waits for it to serve)."""
-        env = dict(os.environ, **ENV)
+        env = dict(os.environ, **ENV, **self.env)
         # this checkout's autoparser and the logits processor, in the server's processes too
         env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(TESTS), *filter(None, [env.get("PYTHONPATH")])])
         self._t0 = time.monotonic()
