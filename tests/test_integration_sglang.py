@@ -103,14 +103,6 @@ def template(name: str) -> ChatTemplate:
     return ChatTemplate.from_file(_path(name), bos_token=BOS, eos_token=EOS)
 
 
-def _whole_or_after_reasoning(name: str, text: str) -> tuple[str, ...]:
-    """The output, and the part of it after the reasoning block (what a server's grammar sees: vLLM and
-    SGLang apply a request's grammar once the reasoning parser has seen the block end), each also
-    without trailing white space."""
-    end = template(name).analysis.reasoning.end.strip()
-    after = text.split(end, 1)[1] if end and end in text else text
-    return text, text.rstrip(), after, after.rstrip()
-
 
 @cache
 def tokenizer(name: str) -> Any:
@@ -424,7 +416,7 @@ def test_forced_tool_choice_keeps_native_format(name: str, choice: str, models_d
     tag = json.loads(adapted.sampling_params["structural_tag"])
     grammar = tag["format"]["grammar"]
     # the server applies the grammar once the reasoning has ended: the text after it is the grammar's
-    assert any(_is_grammar_accept_string(grammar, t) for t in _whole_or_after_reasoning(name, run.text))
+    assert any(_is_grammar_accept_string(grammar, t) for t in turns.grammar_inputs(template(name).analysis.reasoning.end, run.text))
     assert not _is_grammar_accept_string(grammar, "Just some text.")
     got, reason = run.parse()
     same(got, run.reference)

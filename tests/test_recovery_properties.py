@@ -147,22 +147,23 @@ def _in_arguments(case: turns.Case, pieces: list[str]) -> bool:
     return any(p[1:-1].strip("|｜/") in args for p in pieces)
 
 
-def strip_pipes(case: turns.Case, req: Request, text: str) -> str | None:
-    pieces = [p for p in _call_pieces(case, req) if re.fullmatch(r"<[|｜][^<>|｜]+[|｜]>", p) and p in text]
+def _respell(case: turns.Case, req: Request, text: str, shape: str, spell: Callable[[str], str]) -> str | None:
+    """``text`` with every call piece of ``shape`` written as ``spell`` writes it (None: no such piece,
+    or one written inside an argument)."""
+    pieces = [p for p in _call_pieces(case, req) if re.fullmatch(shape, p) and p in text]
     if not pieces or not _calls(case) or _in_arguments(case, pieces):
         return None
     for p in pieces:
-        text = text.replace(p, "<" + p[2:-2] + ">")
+        text = text.replace(p, spell(p))
     return text
+
+
+def strip_pipes(case: turns.Case, req: Request, text: str) -> str | None:
+    return _respell(case, req, text, r"<[|｜][^<>|｜]+[|｜]>", lambda p: "<" + p[2:-2] + ">")
 
 
 def add_pipes(case: turns.Case, req: Request, text: str) -> str | None:
-    pieces = [p for p in _call_pieces(case, req) if re.fullmatch(r"</?[A-Za-z][\w:]*>", p) and p in text]
-    if not pieces or not _calls(case) or _in_arguments(case, pieces):
-        return None
-    for p in pieces:
-        text = text.replace(p, "<|" + p[1:-1] + "|>")
-    return text
+    return _respell(case, req, text, r"</?[A-Za-z][\w:]*>", lambda p: "<|" + p[1:-1] + "|>")
 
 
 def _namespace(case: turns.Case) -> str | None:

@@ -379,6 +379,15 @@ def case_for(ref: Reference, path: Path, name: str, msg: Msg, tools: list[Msg] |
 
 
 # ---------------------------------------------------------------- comparison
+def grammar_inputs(reasoning_end: str, text: str) -> tuple[str, ...]:
+    """The output, and the part of it after the reasoning block ending in ``reasoning_end`` (what a
+    server's grammar sees: vLLM and SGLang apply a request's grammar once the reasoning parser has
+    seen the block end), each also without trailing white space."""
+    end = reasoning_end.strip()
+    after = text.split(end, 1)[1] if end and end in text else text
+    return text, text.rstrip(), after, after.rstrip()
+
+
 def norm(s: str | None) -> str:
     return (s or "").strip()
 

@@ -89,8 +89,7 @@ def structural_tag(plan: RequestPlan, envelopes: Envelopes, reasoning: Reasoning
     # (``\n\n<｜DSML｜tool_calls>``): no free text, but layout, even when a call is required
     between: dict[str, Any] = {"type": "regex", "pattern": r"[ \t\r\n]*"}
     # (a reasoning block with an opener of its own may follow a line break too: ``\n<think>``)
-    opener = (block or {}).get("begin", (block or {}).get("content", {}).get("begin", ""))
-    lead = [between] if opener.strip() else []
+    lead = [] if plan.reasoning.open_at_start else [between]
     elements: list[dict[str, Any]] = [*lead, block, between, calls] if block is not None else \
         [between, calls] if tp.forced else [calls]     # unforced: any text may come before the trigger
     start = plan.content.start
