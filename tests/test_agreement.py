@@ -112,11 +112,20 @@ def three_way(case: turns.Case) -> str:
         text = from_trigger(forced.grammar_triggers, case.text)
         if text is None:
             return "gbnf trigger not found"
+        if choice == "required":
+            text = through_first_stop(text, forced.stop)
         if not accepts(forced.gbnf, text):
             if unescaped_quotes(case):
                 return UNESCAPED_QUOTES
             return LEXER_ONLY if cfg_accepts(forced.gbnf, text) else "gbnf rejects"
     return "agree"
+
+
+def through_first_stop(text: str, stops: tuple[str, ...]) -> str:
+    """The text a server generates: it stops at the first stop string (an answer the template renders
+    after the calls' end of turn, ``<｜end▁of▁sentence｜><｜Assistant｜>...``, is never sampled)."""
+    ends = [i + len(s) for s in stops if s.strip() and (i := text.find(s)) >= 0]
+    return text[:min(ends)] if ends else text
 
 
 def from_trigger(triggers: list[dict[str, str]], text: str) -> str | None:

@@ -108,7 +108,9 @@ FIXTURE_TOOLS: dict[str, dict[str, Any]] = {
     "mistral_args": {"style": "layout", "section_start": "", "call": '[TOOL_CALLS]get_weather[CALL_ID]call00001[ARGS]{"location": "Paris", "days": 3}'},
     "deepseek_unicode": {"style": "layout", "section_start": "<｜tool▁calls▁begin｜>", "section_end": "<｜tool▁calls▁end｜>", "call": '<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather ```json {"location": "Paris", "days": 3} ```<｜tool▁call▁end｜>'},
     "kimi_sections": KIMI,
-    "pythonic_bare": {"style": "layout", "section_start": "", "separator": ",", "call": "get_weather(location=Paris, days=3)"},
+    # strings written bare: the literal reader, which reads them bare or quoted (models quote them)
+    "pythonic_bare": {"style": "tagged", "args": "literal", "section_start": "", "separator": ",",
+                      "literal.open": "(", "literal.close": ")", "literal.kv_sep": "="},
     "yaml_args": {"style": "tagged", "args": "yaml", "section_start": "", "call_start+name_prefix": '<tool_use name="',
                   "name_suffix": '">', "call_close+call_end": "</tool_use>", "tagged.prefix": "",
                   "tagged.key_suffix": ":", "tagged.strings_json": False},

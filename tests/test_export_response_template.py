@@ -56,7 +56,7 @@ REFUSED_FIXTURES = {
     "delimiter_reasoning.jinja": "reasoning-without-opener",
     "name_as_key.jinja": "name-as-key",
     "python_dict_args.jinja": "python-args",
-    "pythonic_bare.jinja": "no-call-opener",      # a layout: the call starts with the tool's name
+    "pythonic_bare.jinja": "no-call-opener",      # the call starts with the tool's name
     "yaml_args.jinja": "yaml-args",
     "kwargs_pairs.jinja": "python-values",        # a layout: arrays and objects with True/None inside
     "attr_json.jinja": "html-escaped",

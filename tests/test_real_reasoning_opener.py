@@ -59,6 +59,21 @@ def test_reemitted_opener_is_dropped(case: Case) -> None:
     check(case)
 
 
+_KIMI_CALL = ('<|open|>tools<|sep|><|open|>call tool="get_weather" index="1"<|sep|><|open|>argument key="location" '
+              'type="string"<|sep|>Paris<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools')
+
+
+@pytest.mark.parametrize("text", [
+    "R.<|close|>think<|sep|>" + _KIMI_CALL + "<|close|>think<|sep|>Hello",      # a second closer after the calls
+    "R.\n" + _KIMI_CALL + "\n<|close|>think<|sep|>Hello"])                     # the calls inside the block
+def test_a_closer_that_ends_with_the_opener_reopens_nothing(text: str) -> None:
+    """Kimi-K3 closes reasoning with ``<|close|>think<|sep|>``, which ends with its opener ``think<|sep|>``
+    and begins with a turn marker (``<|close|>``): a closer with no open block is dropped whole, the
+    longer marker first, and what follows is the answer, not a reopened block."""
+    check(Case("fixture-kimi-k3-closer", "Kimi-K3.jinja", text, reasoning="R.", content="Hello",
+               calls=[("get_weather", {"location": "Paris"})], thinking=True))
+
+
 def test_opener_later_in_the_block_is_text() -> None:
     """Only an opener at the very start of the block is the re-emitted marker; quoted later, it is text."""
     check(Case("fixture-quoted", "forced_open_think", "I could write <think> here.</think>Answer",

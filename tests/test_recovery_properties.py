@@ -345,7 +345,9 @@ def double_escape(case: turns.Case, req: Request, text: str) -> str | None:
 
 # ------------------------------------------------------------------ 4. optional parts
 def _id_block(case: turns.Case) -> str | None:
-    """The literal before an id written between two literals after the name (``[CALL_ID]``), or None."""
+    """The literal before an id written between two literals after the name and before the
+    arguments (``[TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{...}``), or None. An id member at the call's end
+    (``, "id": "ID"}``) is no block: dropping it would leave half of the member behind."""
     t, lay = _fmt(case), _layout(case)
     if lay is None:
         ok = t.id_position == "after_name" and t.id_prefix.strip() and t.id_suffix.strip()
@@ -354,7 +356,8 @@ def _id_block(case: turns.Case) -> str | None:
     if "id" not in kinds or "name" not in kinds:
         return None
     k = kinds.index("id")
-    if not (kinds.index("name") < k - 1 and k + 1 < len(kinds) and kinds[k - 1] == kinds[k + 1] == "lit"):
+    if not (kinds.index("name") < k - 1 and k + 1 < len(kinds) and kinds[k - 1] == kinds[k + 1] == "lit"
+            and "args" in kinds[k + 1:]):
         return None
     before, after = lay.pieces[k - 1].text.strip(), lay.pieces[k + 1].text.strip()
     return before if before and after else None
@@ -424,7 +427,11 @@ def calls_inside_reasoning(case: turns.Case, req: Request, text: str) -> str | N
     head, tail = text.split(end, 1)
     if not tail.rstrip().endswith(closes):
         return None
-    return head.rstrip() + "\n" + tail.strip() + "\n" + end
+    # the call section moves into the block; what the template writes before it (an empty answer's
+    # wrapper) stays after the block's end
+    at = tail.find(req.plan.tools.opener.exact) if req.plan.tools.opener.exact else -1
+    before, section = (tail[:at], tail[at:]) if at > 0 else ("", tail)
+    return head.rstrip() + "\n" + section.strip() + "\n" + end + before
 
 
 DEVIATIONS: dict[str, Deviation] = {f.__name__: f for f in (

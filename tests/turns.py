@@ -458,10 +458,6 @@ def real_analysis(name: str) -> Any:
 KNOWN_PARSE: dict[tuple[str, str], str] = {
     # corpus
     ("Kimi-K3", "escaped_args"): "analysis: string arguments in a typed key wrapper not recognised",
-    ("contrapuntal-community-hf-snapshots_froggeric-Qwen-Fixed-Chat-Templates-qwen36-e1eb965", "escaped_args"):
-        "analysis: string arguments written as one JSON blob inside <function=...>",
-    ("contrapuntal-community-hf-snapshots_froggeric-Qwen-Fixed-Chat-Templates-v18", "escaped_args"):
-        "analysis: string arguments written as one JSON blob inside <function=...>",
     ("contrapuntal-community-pastebins_tBAHN6FV-sigjhl-gemma4-jsonschema-robustness", "escaped_args"):
         "template writes a string argument as one gemma literal; parsed keys differ",
     ("google-gemma-4-31B-it-interleaved", "escaped_args"):

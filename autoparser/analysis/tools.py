@@ -302,6 +302,16 @@ def call_start_in_prompt(fmt: ToolFormat, generation_prompt: str) -> ToolFormat:
     return replace(fmt, call_start=sep, separator="")
 
 
+def _raw_strings(fmt: ToolFormat) -> bool:
+    """A layout whose string values are raw text with nothing around them."""
+    args = fmt.layout.args if fmt.layout is not None else None
+    items = args.items if args is not None else None
+    if items is None or items.values is None:
+        return False
+    s = items.values.string
+    return s.codec == "raw" and not (s.pre or s.post).strip()
+
+
 def _wordy(prefix: str, suffix: str) -> bool:
     """Text glued to the name that is not a marker: ``functions.`` before, ``:0`` after."""
     import regex
@@ -319,7 +329,11 @@ def _analyze_tools(pr: Prober, eot_text: str) -> tuple[ToolFormat, list[str]]:
         # a layout that leaves some spellings unverified yields to a style format whose reader
         # handles them: the YAML style (nested YAML blocks, ``key:`` then indented items) or any
         # style when arrays are written as JSON or Python lists (its readers scan those)
-        if laid is not None and not (laid[1] and (fmt.args == "yaml" or (fmt.style != "none" and laid[2]))):
+        # And Python-call arguments whose strings the template writes raw (``"%s" | format(v)``) yield to
+        # the literal reader: models quote those strings, and it reads them raw or quoted alike and
+        # flags a raw value that holds a separator or the call's closer
+        if laid is not None and not (laid[1] and (fmt.args == "yaml" or (fmt.style != "none" and laid[2]))) \
+                and not (fmt.args == "literal" and _raw_strings(laid[0])):
             return laid[0], [n for n in notes if "not rendered" not in n]
     if _leaks(fmt) or "tool arguments are not rendered" in notes:
         # the name is written twice per call: in a header (`` to=NAME<|message|>``) and in the call

@@ -338,8 +338,21 @@ class _Grammar:
                 before_call = self.reasoning_before_call() if forced else ""
                 if before_call:
                     block = f"( {block} | {before_call} )"
+                if forced and (empty := self.empty_block()):
+                    block = f"( {block} | {empty} )"
                 return f"( {block} )?" if isinstance(node, ir.Repeat) else block
         return ""
+
+    def empty_block(self) -> str:
+        """The reasoning's closer alone, where the IR reads it as an empty block the model may write
+        without its opener (a template that renders ``</mm:think>`` before a turn with no reasoning),
+        else "". Only before forced calls: there nothing else may come before the calls, while
+        elsewhere free content holds it."""
+        node, end = self.ir.get("reasoning"), self.ir.get("reasoning_end")
+        if not (isinstance(node, ir.Choice) and isinstance(end, ir.Marker) and end.text.strip()
+                and any(isinstance(n, ir.Tolerated) for n in node.items)):
+            return ""
+        return _join(WS_SPELLED, self.spelled(end.text.strip()))
 
     def reasoning_before_call(self) -> str:
         """The reasoning block's opener and its text up to the call's opener, when that opener ends the

@@ -159,14 +159,13 @@ class _No:
 NO: Any = _No()
 
 
-def _nested(text: str, values: Values) -> Any:
+def _nested(text: str, values: Values, prop: Any = None) -> Any:
     body = strip_slot(text, values.nested_pre, values.nested_post)
     if body is None:
         return NO
     if values.nested == "own":
-
         got = parse_own(body, values)
-        return NO if got is None else got
+        return NO if got is None else _typed_empties(got, prop, values)
     if values.nested_codec:
         body = Codec.from_spec(values.nested_codec).decode(body)
     for cand in (body, python_to_json(body)):
@@ -177,6 +176,30 @@ def _nested(text: str, values: Values) -> Any:
         if isinstance(value, (dict, list)):
             return value
     return NO
+
+
+def _typed_empties(value: Any, prop: Any, values: Values) -> Any:
+    """``value`` with each empty object the schema ``prop`` types as an array (and not as an object)
+    made an empty array, where the encoding writes both alike (a Lua table: ``{}``); bounded depth."""
+    a, o = values.array, values.object
+    if a is None or o is None or (a.open + a.close).strip() != (o.open + o.close).strip():
+        return value
+
+    def fix(v: Any, p: Any, depth: int) -> Any:
+        if depth > 32 or not isinstance(p, Mapping):
+            return v
+        if v == {} and isinstance(v, dict):
+            types = schema_types(p)
+            return [] if "array" in types and "object" not in types else v
+        if isinstance(v, dict):
+            props = p.get("properties")
+            props = props if isinstance(props, Mapping) else {}
+            return {k: fix(x, props.get(k), depth + 1) for k, x in v.items()}
+        if isinstance(v, list):
+            return [fix(x, p.get("items"), depth + 1) for x in v]
+        return v
+
+    return fix(value, prop, 0)
 
 
 def decode_value(text: str, values: Values, prop: Any = None) -> Any:
@@ -204,7 +227,7 @@ def decode_value(text: str, values: Values, prop: Any = None) -> Any:
             if body is not None and NUMBER.fullmatch(body.strip()):
                 return json.loads(body)
     if types & {"object", "array"} or not types:
-        value = _nested(stripped, values)
+        value = _nested(stripped, values, prop)
         if value is not NO:
             return value
     if types != {"string"}:
@@ -217,11 +240,14 @@ def decode_value(text: str, values: Values, prop: Any = None) -> Any:
             if not isinstance(value, str) and allowed(value, types):
                 return value
         # a container written as a JSON string, maybe escaped once more: read as the JSON readers do
+        # (after the nested values' own slot text where the template writes one: ``false">"{...}"``)
         wanted = tuple(c for t, c in (("object", dict), ("array", list)) if t in types)
-        if wanted and "string" not in types and stripped.startswith('"'):
-            value = string_container(stripped, wanted)
-            if value is not None:
-                return value
+        body = strip_slot(stripped, values.nested_pre, values.nested_post)
+        for cand in dict.fromkeys(c.strip() for c in (stripped, body) if c is not None):
+            if wanted and "string" not in types and cand.startswith('"'):
+                value = string_container(cand, wanted)
+                if value is not None:
+                    return value
     return string if string is not NO else text
 
 
