@@ -87,7 +87,8 @@ def layout_call(g: _Grammar, tool: str, start: int = 0, spell: bool = False) -> 
         if p.kind == "lit":
             hole = nxt is not None and nxt.kind in ("name", "id")
             word = i > 0 and pieces[i - 1].kind in ("name", "name_again", "id") and bool(p.text) and not p.text.strip()
-            parts.append(_literal(g, p.text, final=i == last, hole=hole, word=word))
+            spaced = i > 0 and pieces[i - 1].kind == "id" and pieces[i - 1].codec == "raw"
+            parts.append(_literal(g, p.text, final=i == last, hole=hole, word=word, spaced=spaced))
         elif p.kind in ("name", "name_again"):
             text = Codec.from_spec(p.codec).encode(tool) if p.codec != "raw" else tool
             parts.append(" ".join(char_class([c]) for c in text) if spell and p.kind == "name" else literal(text))
@@ -103,19 +104,23 @@ def layout_call(g: _Grammar, tool: str, start: int = 0, spell: bool = False) -> 
     return _join(*parts)
 
 
-def _literal(g: _Grammar, text: str, final: bool, hole: bool = False, word: bool = False) -> str:
+def _literal(g: _Grammar, text: str, final: bool, hole: bool = False, word: bool = False,
+             spaced: bool = False) -> str:
     """A literal piece; a last one's trailing end-of-turn markers are optional (the server stops there);
     ``hole``: a name or id follows it; ``word``: it is white space after one, which the reader then
-    reads as one word (``get_weather location=``: some white space ends it)."""
+    reads as one word (``get_weather location=``: some white space ends it); ``spaced``: it follows an
+    id and begins with white space, which then ends the id (`` call `` after ``#call00001``)."""
     ws = hole_ws(g.b) if hole else g.ws
+    ws1 = g.b.rule("ws1", f"[ \\t\\n\\r]{{1,{WS_MAX}}}")
     if word:
-        return g.b.rule("ws1", f"[ \\t\\n\\r]{{1,{WS_MAX}}}")
+        return ws1
     if not text.strip():
         return ws
+    lead = (lambda role, m: _join(ws1, g.marker(role, m))) if spaced and text[0].isspace() else g.lead
     if not final:   # white space it ends with comes before the next piece
-        return _join(g.lead("layout-lit", text), ws if text[-1].isspace() else "")
+        return _join(lead("layout-lit", text), ws if text[-1].isspace() else "")
     required, stops = g.split_stop(text)
-    out = g.lead("layout-lit", required) if required.strip() else ""
+    out = lead("layout-lit", required) if required.strip() else ""
     return _join(out, f"( {g.lead('layout-lit-stop', stops)} )?" if stops.strip() else "")
 
 
@@ -135,7 +140,12 @@ def _id(g: _Grammar, p: Piece, nxt: Piece | None) -> str:
             return codec_string_rule(g.b, codec)
     after = nxt.text.lstrip() if nxt is not None and nxt.kind == "lit" else ""
     if not after:
-        return g.b.rule("call-id-word", f"{char_class(_WORD_EXCLUDED, negate=True)}{{1,{ID_MAX}}}")
+        # (the call's last piece: the separator may come right after it, ``id=call00001;``)
+        sep = g.t.separator.strip() if nxt is None else ""
+        excluded = _WORD_EXCLUDED + (_lead_block(sep[0]) if sep and sep[0] not in _WORD_EXCLUDED else "")
+        return g.b.rule("call-id-word", f"{char_class(excluded, negate=True)}{{1,{ID_MAX}}}")
+    if nxt is not None and nxt.text[:1].isspace():   # white space ends the id: the literal's text may begin it
+        return g.b.rule("call-id-spaced", f"{char_class(_ID_EXCLUDED, negate=True)}{{1,{ID_MAX}}}")
     return g.b.rule("call-id", f"{char_class(_ID_EXCLUDED + _lead_block(after[0]), negate=True)}{{1,{ID_MAX}}}")
 
 

@@ -223,9 +223,21 @@ class LayoutCallReader(Phases, CallReader):
                 return None if i < len(buf) or final else "more"
             if m.end() == len(buf) and not final:
                 return "more"
-            return m.group(), m.end(), self.i + 1
+            word, sep = m.group(), self.fmt.separator.strip()
+            if self.i + 1 == len(self.layout.pieces) and sep and word.endswith(sep) and len(word) > len(sep):
+                word = word[:-len(sep)]   # the call's last hole, the separator glued to it (``id=call00001;``)
+            return word, m.start() + len(word), self.i + 1
         pat, targets = ends
         m = pat.search(buf, i, min(len(buf), i + _MAX_HOLE + 64), partial=not final)
+        if m is not None and not m.partial and m.end() > m.start() == i:
+            # an empty hole: the text that ends it also begins the hole's own (``#call00001 call NAME``,
+            # the id ``call00001`` before the literal `` call ``): it ends at that text's next writing
+            # on the line, where there is one
+            later = pat.search(buf, i + 1, min(len(buf), i + _MAX_HOLE + 64), partial=not final)
+            if later is not None and "\n" not in buf[i:later.start()]:
+                if later.partial and not final:
+                    return "more"
+                m = m if later.partial else later
         if m is None and final:
             # the output stopped inside what ends the hole (``search_docs</me``): the hole is complete
             cut = pat.search(buf, i, partial=True)
