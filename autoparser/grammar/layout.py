@@ -98,10 +98,15 @@ def layout_call(g: _Grammar, tool: str, start: int = 0, spell: bool = False) -> 
             parts.append(_id(g, p, nxt))
         else:
             follow = Follow()
+            hole_after = ""
             if nxt is not None and nxt.kind == "lit":
                 follow = _follow(g, nxt.text, final=i + 1 == last)
                 i += 1     # printed with the arguments
+                if i < last and pieces[i + 1].kind in ("name", "id") and nxt.text[-1:].isspace():
+                    hole_after = hole_ws(g.b)   # (the white space it ends with comes before the hole)
             parts.append(_args(g, layout, tool, follow))
+            if hole_after:
+                parts.append(hole_after)
         i += 1
     return _join(*parts)
 
@@ -120,6 +125,11 @@ def _literal(g: _Grammar, text: str, final: bool, hole: bool = False, word: bool
         return ws
     lead = (lambda role, m: _join(ws1, g.marker(role, m))) if spaced and text[0].isspace() else g.lead
     if not final:   # white space it ends with comes before the next piece
+        trailing = text[len(text.rstrip()):]
+        if hole and "\n" in trailing:
+            # a line break before a name or id: written as the template does (the hole's own white space
+            # is spaces and tabs only)
+            return _join(lead("layout-lit", text), literal(trailing), ws)
         return _join(lead("layout-lit", text), ws if text[-1].isspace() else "")
     required, stops = g.split_stop(text)
     out = lead("layout-lit", required) if required.strip() else ""
@@ -191,10 +201,18 @@ def _args(g: _Grammar, layout: CallLayout, tool: str, follow: Follow) -> str:
         if codec is None:
             speller = Speller(g.b, values, schema, g.ws, end_text=_end_text(g))
             return speller.items_then(items, schema, name, (follow,))
+        # inside the codec's string, white space alone between a key and its value is spaces: an escaped
+        # line break (``\\n``) would begin like the escaped quote of a value after it (``\\"``) for
+        # llguidance's lexer, which does not back off from a lexeme it can go on with
         src = GbnfBuilder()
         ws = src.rule("ws", f"[ \\t\\n\\r]{{0,{WS_MAX}}}")
         root = src.reserve(name)
-        src.define(root, Speller(src, values, schema, ws, wrapped=True).items_then(items, schema, name, (Follow(),)))
+        speller = Speller(src, values, schema, ws, wrapped=True, kv_ws=src.rule("kv-ws", f"[ ]{{1,{WS_MAX}}}"))
+        body = speller.items_then(items, schema, name, (Follow(),))
+        # the text always written around the items inside the codec (``"{:k \\"v\\"}"``: ``{`` and ``}``)
+        opened = _join(literal(a.inner_open.strip()), ws) if a.inner_open.strip() else ""
+        closed = _join(ws, literal(a.inner_close.strip())) if a.inner_close.strip() else ""
+        src.define(root, _join(opened, body, closed))
         return _wrapped(g, src, root, codec, name, follow)
     if codec is None:
         return _join(g.ws, _object(g.b, schema, name, a.kind == "python"), _after(g, follow))

@@ -159,7 +159,7 @@ def _args(b: _Rules, tp: ToolPlan, layout: CallLayout, tool: str, n: int, end_sr
         items = with_name(a.items, tool)   # (the call's name written in the items' literals)
         if not a.codec:
             return _Items(b, lr, items, values, schema, f"t{n}", end_src).rule()
-        inner = _inner_items(items, values, schema, f"w{n}", lr)
+        inner = _inner_items(items, values, schema, f"w{n}", lr, a.inner_open, a.inner_close)
         return _coded(b, a.codec, end_src, f"args_wrapped_{n}", lr, Wrapped(a.codec, "items", inner))
     if a.codec:
         return _coded(b, a.codec, end_src, f"args_coded_{n}", lr, Wrapped(a.codec, a.kind))
@@ -176,12 +176,17 @@ def _coded(b: _Rules, spec: str, end_src: str, name: str, lr: LayoutRules, wrapp
     return "ws " + b.add(name, _rx(src))
 
 
-def _inner_items(items: Items, values: Values, schema: Any, prefix: str, lr: LayoutRules) -> Grammar:
-    """A grammar of its own for items written inside a string codec (read from the decoded text)."""
+def _inner_items(items: Items, values: Values, schema: Any, prefix: str, lr: LayoutRules,
+                 opened: str = "", closed: str = "") -> Grammar:
+    """A grammar of its own for items written inside a string codec (read from the decoded text),
+    with the text always written around them there (``{`` and ``}``)."""
 
     inner = _Rules()
-    root = _Items(inner, lr, items, values, schema, prefix, r"\s*\Z").rule()
-    inner.rules = {"inner": f"{root} ws", **inner.rules}
+    close = r"\s*" + regex.escape(closed.strip()) if closed.strip() else ""
+    root = _Items(inner, lr, items, values, schema, prefix, close + r"\s*\Z").rule()
+    head = inner.add("inner_open", _rx(r"\s*" + regex.escape(opened.strip()))) + " " if opened.strip() else ""
+    tail = " " + inner.add("inner_close", _rx(close)) if close else ""
+    inner.rules = {"inner": f"{head}{root}{tail} ws", **inner.rules}
     inner.add("ws", _rx(r"\s*"))
     add_json_rules(inner, python=True)
     text = "\n".join(f"{k} = {v}" for k, v in inner.rules.items()) + "\n"

@@ -146,8 +146,9 @@ class Speller:
     otherwise, such a value never holds it: what follows the calls, or the next call's start)."""
 
     def __init__(self, b: GbnfBuilder, values: Values, root: Any, ws: str, wrapped: bool = False,
-                 end_text: str = "") -> None:
+                 end_text: str = "", kv_ws: str = "") -> None:
         self.b = b
+        self.kv_ws = kv_ws            # white space alone between a key and its value, when not any (ws1)
         self.values = values
         self.root = root
         self.ws = ws
@@ -176,11 +177,12 @@ class Speller:
         space around their literals tolerated."""
         kv = items.kv if items.keyed else ""
         ws_kv = bool(kv) and not kv.strip()
+        kv_ws = self.kv_ws or self.ws1()
         if depth:
-            return _join(self.lit(head + key + ("" if ws_kv else kv)), self.ws1() if ws_kv else "")
+            return _join(self.lit(head + key + ("" if ws_kv else kv)), kv_ws if ws_kv else "")
         # (the reader skips white space before `head`; before ``kv``, only when ``kv`` begins with some)
         return _join(self.exact_trail(head, True), literal(key) if key else "",
-                     self.ws1() if ws_kv else self.exact_trail(kv, kv[:1].isspace()))
+                     kv_ws if ws_kv else self.exact_trail(kv, kv[:1].isspace()))
 
     def exact_trail(self, text: str, lead: bool) -> str:
         """`text` with white space tolerated inside it, before it when `lead`, the white space it ends
