@@ -118,12 +118,16 @@ def _literal(g: _Grammar, text: str, final: bool, hole: bool = False, word: bool
     reads as one word (``get_weather location=``: some white space ends it); ``spaced``: it follows an
     id and begins with white space, which then ends the id (`` call `` after ``#call00001``)."""
     ws = hole_ws(g.b) if hole else g.ws
-    ws1 = g.b.rule("ws1", f"[ \\t\\n\\r]{{1,{WS_MAX}}}")
     if word:
-        return ws1
+        return _ws1(g)
     if not text.strip():
         return ws
-    lead = (lambda role, m: _join(ws1, g.marker(role, m))) if spaced and text[0].isspace() else g.lead
+
+    def lead(role: str, m: str) -> str:
+        if spaced and text[0].isspace():
+            return _join(_ws1(g), g.marker(role, m))
+        return g.lead(role, m)
+
     if not final:   # white space it ends with comes before the next piece
         trailing = text[len(text.rstrip()):]
         if hole and "\n" in trailing:
@@ -134,6 +138,11 @@ def _literal(g: _Grammar, text: str, final: bool, hole: bool = False, word: bool
     required, stops = g.split_stop(text)
     out = lead("layout-lit", required) if required.strip() else ""
     return _join(out, f"( {g.lead('layout-lit-stop', stops)} )?" if stops.strip() else "")
+
+
+def _ws1(g: _Grammar) -> str:
+    """Some white space (one character or more)."""
+    return g.b.rule("ws1", f"[ \\t\\n\\r]{{1,{WS_MAX}}}")
 
 
 def _follow(g: _Grammar, text: str, final: bool) -> Follow:

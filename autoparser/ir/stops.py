@@ -90,18 +90,16 @@ def content_stops(plan: RequestPlan) -> tuple[Stop, ...]:
             role = ("preamble_start", "preamble_end", "dropped")[min(nth, 2)]
             nth += 1
         add(f"cwrap{i + 3}", Marker(role, m), mk.pattern(m), strict=role == "preamble_end")
+    turn_at = len(out)
+    for i, m in enumerate(p.recognised):
+        add(f"stop{i}", Marker("stop", m), mk.pattern(m), strict=True)
     # a closing reasoning marker with no opening one (prompt opened it, or reasoning is off); not a blank
     # line. Before the turn markers it begins with (``<|close|>`` of ``<|close|>think<|sep|>``): the longer
     # wins, or the rest of the closer would be read as the reasoning's opener (``think<|sep|>``)
-    rend = r.extract and bool(r.end.strip())
-    first = rend and any(r.end.strip().startswith(m.strip()) and len(m.strip()) < len(r.end.strip())
-                         for m in p.recognised if m.strip())
-    if first:
-        add("rend", end, end.pattern, strict=True)
-    for i, m in enumerate(p.recognised):
-        add(f"stop{i}", Marker("stop", m), mk.pattern(m), strict=True)
-    if rend and not first:
-        add("rend", end, end.pattern, strict=True)
+    closer = r.end.strip()
+    if r.extract and closer:
+        first = any(closer.startswith(m.strip()) and len(m.strip()) < len(closer) for m in p.recognised if m.strip())
+        out.insert(turn_at if first else len(out), Stop("rend", end, end.pattern, True))
     return tuple(out)
 
 

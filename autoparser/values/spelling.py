@@ -242,10 +242,10 @@ def decode_value(text: str, values: Values, prop: Any = None) -> Any:
         # a container written as a JSON string, maybe escaped once more: read as the JSON readers do
         # (after the nested values' own slot text where the template writes one: ``false">"{...}"``)
         wanted = tuple(c for t, c in (("object", dict), ("array", list)) if t in types)
-        body = strip_slot(stripped, values.nested_pre, values.nested_post)
-        for cand in dict.fromkeys(c.strip() for c in (stripped, body) if c is not None):
-            if wanted and "string" not in types and cand.startswith('"'):
-                value = string_container(cand, wanted)
+        if wanted and "string" not in types:
+            body = strip_slot(stripped, values.nested_pre, values.nested_post)
+            for cand in dict.fromkeys(c.strip() for c in (stripped, body) if c is not None):
+                value = string_container(cand, wanted) if cand.startswith('"') else None
                 if value is not None:
                     return value
     return string if string is not NO else text
