@@ -122,8 +122,9 @@ def _tool_case(stem: str) -> turns.Case:
     return next(c for c in FIXTURE_CASES if c.path.stem == stem and c.scenario == "tool")
 
 
-def _unclosed(req: Request, text: str) -> str:
-    """The call text without its last closing marker (or without the arguments' last brace)."""
+def _unclosed(req: Request, text: str) -> str | None:
+    """The call text without its last closing marker (or without the arguments' last brace); None
+    when nothing closes a call (``csv_rows``: a call ends with its row of values)."""
     t = req.analysis.tools
     last_piece = t.layout.pieces[-1] if t.layout is not None else None
     layout_end = last_piece.text if last_piece is not None and last_piece.kind == "lit" else ""
@@ -133,7 +134,7 @@ def _unclosed(req: Request, text: str) -> str:
             i = text.rindex(last)
             return text[:i] + text[i + len(last):]
     close = t.literal.close if t.literal is not None else "}"
-    return text[:text.rindex(close)]
+    return text[:text.rindex(close)] if close in text else None
 
 
 @pytest.mark.parametrize("stem", TOOL_FIXTURES)
@@ -143,6 +144,8 @@ def test_unclosed_call_raises_with_position(stem: str) -> None:
     if outcome(case.id)[0] != "agree":
         pytest.skip("the valid text does not parse strictly either")
     bad = _unclosed(req, case.text)
+    if bad is None:
+        pytest.skip("nothing closes a call in this format")
     with pytest.raises(ParseError) as info:
         req.parse_strict(bad)
     assert 0 <= info.value.pos <= len(bad)

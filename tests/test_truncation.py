@@ -93,7 +93,7 @@ class Span:
     value: Any
     start: int
     end: int
-    form: str            # raw | json | jsonascii | pyq | json2 (JSON inside a JSON string) | xml | entities | value
+    form: str            # raw | json | jsonascii | pyq | json2 (JSON inside a JSON string) | xml | entities | doubled | value
 
     def decode(self, raw: str) -> str:
         """The text of a string value as far as ``raw`` (its rendering, cut short) goes."""
@@ -107,6 +107,9 @@ class Span:
                 return raw
         if self.form == "pyq":
             return re.sub(r"\\(.)", r"\1", raw)
+        if self.form == "doubled":   # quotes doubled (CSV); a quote cut from its double may be the closing one
+            body = raw.replace('""', '"')
+            return body[:-1] if (len(raw) - len(raw.rstrip('"'))) % 2 else body
         if self.form == "xml":       # JSON written with character references (an attribute value)
             raw = raw[:decodable(raw)]
             return Span.decode(Span(self.kind, self.call, self.key, self.value, 0, 0, "json"), html.unescape(raw))
@@ -134,7 +137,7 @@ def _string_forms(value: str) -> list[tuple[str, str]]:
     return [("raw", value), ("json", json.dumps(value, ensure_ascii=False)[1:-1]),
             ("jsonascii", json.dumps(value)[1:-1]), ("pyq", value.replace("\\", "\\\\").replace("'", "\\'")),
             ("json2", twice), ("xml", str(markupsafe.escape(json.dumps(value, ensure_ascii=False)[1:-1]))),
-            ("entities", str(markupsafe.escape(value)))]
+            ("entities", str(markupsafe.escape(value))), ("doubled", value.replace('"', '""'))]
 
 
 _IN_REFERENCE = re.compile(r"&#?[0-9A-Za-z]*\Z")   # a position inside a character reference (``&#34;``)

@@ -787,7 +787,8 @@ def layout_format(pr: Prober, turns: CallTurns, eot_text: str) -> tuple[ToolForm
         return None
     r = L.Renders(one=turns.one, two=turns.two, zero=render({}), two_args=turns.two_args,
                   reversed_args=render({N.ARG2: N.VAL2, N.ARG1: N.VAL1}), typed=turns.typed_args,
-                  values=render(dict(L.value_probes()), [L.value_tool(N.FN1), N.tool(N.FN2)]), base=base)
+                  values=render(dict(L.value_probes()), [L.value_tool(N.FN1), N.tool(N.FN2)]), base=base,
+                  render=lambda args: render(args, [L.value_tool(N.FN1), N.tool(N.FN2)]))
     marker, _ = _split_before_name(units.call_start)
     layout = L.learn_call_layout(r, units, marker)
     if layout is None or not L.check_layout(layout, r, units, marker):

@@ -161,6 +161,8 @@ def _items(a: Analysis, items: Items) -> dict[str, Any]:
     v = items.values or Values()
     if not items.keyed:
         raise refuse(a, "positional-args")
+    if items.columns:
+        raise refuse(a, "columns")
     if items.key.codec != "raw":
         raise refuse(a, "key-codec", f"the {items.key.codec} codec")
     json_values = _string_codec(a, v)

@@ -51,6 +51,8 @@ REASONS: dict[str, str] = {
                    "JSON); content parsers read them unescaped",
     "positional-args": "arguments are positional values in the schema's order; content parsers read named "
                        "arguments only",
+    "columns": "arguments are written as columns (a header row of names, then a row of values); content "
+               "parsers read each value beside its name",
     "key-codec": "argument names are written with a codec (quoted or escaped); xml-inline captures them as they are",
     "value-codec": "argument values are written with a codec no content parser decodes",
     "value-spelling": "booleans or null are spelled in words transformers does not type by the schema "

@@ -24,6 +24,7 @@ the engine does (raw JSON text passed through, tagged values typed by the tool's
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -434,19 +435,27 @@ class _LKey:
 
 @dataclass
 class _LValue:
-    key: str | None      # None: the key before it
+    key: str | None      # None: the key before it (the next of a header row's keys)
     value: Any
+    retype: Callable[[Any], Any] | None = None   # key None: the value decoded again, typed by its key's schema
 
 
-def _item_arguments(items: list[Any]) -> str:
-    """A layout's items as the reader writes them: ``{"key": value, ...}``."""
+def _item_arguments(items: list[Any], props: Any) -> str:
+    """A layout's items as the reader writes them: ``{"key": value, ...}``; a value without a key of
+    its own takes the key before it, or the next of the keys written before the values (a header
+    row), and is typed by that key's schema."""
     out: dict[str, Any] = {}
+    keys: list[str] = []
     key = ""
     for p in items:
         if isinstance(p, _LKey):
-            key = p.key
+            keys.append(p.key)
+        elif p.key is not None:
+            out[p.key] = p.value
         else:
-            out[p.key if p.key is not None else key] = p.value
+            key = keys.pop(0) if keys else key
+            prop = props.get(key) if isinstance(props, dict) else None
+            out[key] = p.retype(prop) if p.retype is not None and prop is not None else p.value
     return json.dumps(out, ensure_ascii=False)
 
 
@@ -717,7 +726,7 @@ class _Mapper(NodeVisitor):
         lines = [p for p in parts if isinstance(p, _Lines)]
         items = [p for p in parts if isinstance(p, (_LKey, _LValue))]
         if items:
-            arguments = _item_arguments(items)
+            arguments = _item_arguments(items, (self.ctx.schemas.get(name) or {}).get("properties"))
         elif lines:
             arguments = self._line_arguments(name, lines[-1])
         elif pairs:
@@ -735,6 +744,9 @@ class _Mapper(NodeVisitor):
     def visit_layout_value(self, node: Node, lv: LayoutValue) -> _LValue:
         """An item value of a layout, decoded as the reader decodes it (:func:`values.decode.item_value`)."""
         text = node.text.lstrip(" \t") if lv.how == "raw" else node.text.strip()
+        if lv.key is None:
+            return _LValue(None, item_value(text, lv.how, lv.values, lv.prop),
+                           lambda prop: item_value(text, lv.how, lv.values, prop))
         return _LValue(lv.key, item_value(text, lv.how, lv.values, lv.prop))
 
     def visit_layout_wrapped(self, node: Node, w: Wrapped) -> Any:

@@ -21,6 +21,7 @@ mapper reads; nothing here imports the runtime.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
 __all__ = ["LayoutRules", "LayoutValue", "Wrapped", "layout_call"]
 
 _GENERIC_KEY = r"[\w.\-]{1,64}"
+MAX_HEADERS = 32       # columns: the header rows a tool's rule lists
 _NAME_WORD = r"[^\s<>\[\]{}\"'|,:=()`]{1,256}"
 
 
@@ -212,6 +214,9 @@ class _Items:
         props = schema.get("properties") if isinstance(schema, dict) else None
         self.props: dict[str, Any] = dict(props) if isinstance(props, dict) else {}
         self.keys = [k for k in self.props if isinstance(k, str)]
+        self.by_key = items.keyed and not items.columns   # a key before each value
+        required = schema.get("required") if isinstance(schema, dict) else None
+        self.required = [k for k in required if isinstance(k, str)] if isinstance(required, list) else []
         self.keyalt = "(?:" + "|".join(regex.escape(k) for k in sorted(self.keys, key=len, reverse=True)) + ")" \
             if self.keys else _GENERIC_KEY
         self.codec = Codec.from_spec(values.string.codec)
@@ -227,6 +232,8 @@ class _Items:
         head = b.add(self.name("items_first"), _rx(r"\s*" + first)) if first else ""
         more = b.add(self.name("items_next"), _rx(r"\s*" + nxt)) if nxt else ""
         close = b.add(self.name("items_close"), _rx(r"\s*" + mk.lit_source(it.close))) if it.close.strip() else ""
+        if it.columns:
+            return self.columns(more, close)
         if it.keyed:
             if self.keys:
                 item = b.add(self.name("item"), " / ".join(self.keyed(k, j) for j, k in enumerate(self.keys)))
@@ -240,6 +247,45 @@ class _Items:
                 tail = f"({_seq(more, p, tail)})?"
             body = _seq(head, positional[0], tail, f"{close}?" if close else "") if positional else ""
         return b.add(self.name("items"), f"({body})?") if body else ""
+
+    def columns(self, more: str, close: str) -> str:
+        """Items written as columns: per header row (the declared keys in the schema's order or sorted,
+        optional ones left out or not; at most :data:`MAX_HEADERS`), that row, then its values."""
+        it, b = self.items, self.b
+        required = set(self.required)
+        orders = [self.keys] + ([sorted(self.keys)] if sorted(self.keys) != self.keys else [])
+        headers: list[list[str]] = []
+        for order in orders:
+            optional = [k for k in order if k not in required]
+            for n in range(len(optional), -1, -1):
+                for left_out in itertools.combinations(optional, len(optional) - n):
+                    header = [k for k in order if k not in left_out]
+                    if header and header not in headers and len(headers) < MAX_HEADERS:
+                        headers.append(header)
+        key_sep = r"\s*" + mk.lit_source(it.key_sep.strip() or it.key_sep) + r"\s*"
+        pre = b.add(self.name("row_pre"), _rx(r"\s*" + mk.lit_source(it.item_pre))) if it.item_pre else ""
+        alts = []
+        j = len(self.keys)
+        for h, header in enumerate(headers):
+            keys = key_sep.join(regex.escape(it.key.pre + k + it.key.post) for k in header)
+            row = b.add(self.name(f"header_{h}"), _rx(r"\s*" + mk.lit_source(it.open) + keys +
+                                                     mk.row_break_source(it.kv)))
+            values = []
+            for k in header:
+                values.append(self.positional(k, j))
+                j += 1
+            rest = [_seq(more, v) for v in values[1:]]
+            alts.append(_seq(row, pre, values[0], *rest, f"{close}?" if close else ""))
+        if not (it.key.pre or it.key.post):
+            # any other header of declared keys (any order): each value typed by its key when mapped
+            key = b.add(self.name("header_key"), _rx(r"\s*" + self.keyalt))
+            self.lr.keys.add(key)
+            ksep = b.add(self.name("header_sep"), _rx(key_sep))
+            row = b.add(self.name("header_any"), _seq(_rx(r"\s*" + mk.lit_source(it.open)) if it.open else "", key,
+                                                       f"({_seq(ksep, key)})*", _rx(mk.row_break_source(it.kv))))
+            value = self.positional(None, j)
+            alts.append(_seq(row, pre, value, f"({_seq(more, value)})*", f"{close}?" if close else ""))
+        return b.add(self.name("items"), f"({' / '.join(f'({a})' for a in alts)})?") if alts else ""
 
     def keyed(self, key: str | None, j: int) -> str:
         it, b = self.items, self.b
@@ -255,7 +301,7 @@ class _Items:
             head = b.add(self.name(f"key_{j}"), _rx(r"\s*" + regex.escape(text) + r"\s*" + kv))
         return b.add(self.name(f"item_{j}"), _seq(head, self.value(key, j)))
 
-    def positional(self, key: str, j: int) -> str:
+    def positional(self, key: str | None, j: int) -> str:
         return self.b.add(self.name(f"item_{j}"), self.value(key, j))
 
     def value(self, key: str | None, j: int) -> str:
@@ -326,12 +372,12 @@ class _Items:
         kv = mk.lit_source(it.kv)
         if (s_post + post).strip():
             src = mk.post_source(s_post + post, self.codec.never_contains, self.codec.may_contain)
-            if it.keyed and it.item_pre.strip() and it.kv.strip():
+            if self.by_key and it.item_pre.strip() and it.kv.strip():
                 src += r"|\s*" + mk.lit_source(it.sep) + mk.lit_source(it.item_pre) + self.keyalt + kv
             return src
         alts = []
         nxt = mk.lit_source(post + it.sep, lead_optional=True, separates=True) + mk.lit_source(it.item_pre)
-        if it.keyed:
+        if self.by_key:
             alts.append(nxt + "(?=" + self.keyalt + kv + ")")
         elif nxt:
             alts.append(nxt)

@@ -22,8 +22,9 @@ no declared properties takes any keys.
 
 from __future__ import annotations
 
+import itertools
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from autoparser.values.codecs import Codec
@@ -38,6 +39,7 @@ from .schema import _Converter, _group, _infer_type, _is_any, _unique, const_exp
 
 __all__ = ["Follow", "SpelledConverter", "Speller"]
 
+MAX_HEADERS = 32       # columns: the header rows a tool's grammar lists (its optional keys left out or not)
 MAX_OWN_DEPTH = 4      # containers in the encoding's own syntax, nested (deeper: scalars only)
 _KEY = "[A-Za-z0-9_.$@-]{1,64}"   # a key no schema names
 
@@ -345,6 +347,17 @@ class Speller:
         copied = codec_copy(self.b, src, root, codec, sanitize_name(f"{name}-{codec.kind}"))
         pre = literal(v.nested_pre) if v.nested_pre else ""
         post = literal(v.nested_post) if v.nested_post else ""
+        quoted = codec.when_opened
+        if copied is None and quoted is not codec and quoted.self_delimiting:
+            # a codec that quotes only when needed: the value quoted (JSON holds a quote or a separator
+            # whenever it holds more than empty brackets), or the empty brackets it leaves bare
+            copied = codec_copy(self.b, src, root, quoted, sanitize_name(f"{name}-{quoted.kind}"))
+            if copied is not None:
+                opener, closer = frame(quoted)
+                bare = [literal(t) for t in ("{}", "[]") if codec.encode(t) == t and t[0] == "{[" [kind == "array"]]
+                body = _choice([_join(literal(opener) if opener else "", copied, literal(closer) if closer else ""),
+                                *bare])
+                return _join(pre, body, post)
         if copied is None:
             if codec.self_delimiting:
                 return _join(pre, codec_string_rule(self.b, codec), post)
@@ -400,9 +413,41 @@ class Speller:
         orders = [keys]
         if items.keyed and sorted(keys) != keys:    # templates that print arguments with |dictsort
             orders.append(sorted(keys))
+        if items.columns:
+            return self.columns(items, orders, props, set(required), name, nexts, depth)
         alts = [self.ordered(items, order, props, set(required), f"{name}-{i}" if i else name, nexts, depth)
                 for i, order in enumerate(orders)]
         return _group(_unique(alts))
+
+    def columns(self, items: Items, orders: list[list[str]], props: dict[str, Any], required: set[str], name: str,
+                nexts: Next, depth: int) -> str:
+        """Items written as columns: per header (the declared keys in order, the optional ones left out
+        or not; at most :data:`MAX_HEADERS`), that header row, then its values in its order."""
+        row = replace(items, open="", keyed=False, columns=False)
+        alts: list[str] = []
+        for order in orders:
+            optional = [k for k in order if k not in required]
+            for n in range(len(optional) + 1):
+                for left_out in itertools.combinations(optional, len(optional) - n):
+                    header = [k for k in order if k not in left_out]
+                    if len(alts) >= MAX_HEADERS:
+                        break
+                    if not header:
+                        alts.append(self.empty(items, nexts, depth))
+                        continue
+                    text = items.open + items.key_sep.join(self.key_text(items, k) for k in header)
+                    values = self.ordered(row, header, props, set(header), f"{name}-h{len(alts)}", nexts, depth)
+                    alts.append(_join(self.lit(text), self.row_break(items.kv), values))
+        return _group(_unique(alts))
+
+    def row_break(self, text: str) -> str:
+        """What ends a header row, as :func:`autoparser.markers.row_break_source` reads it: a line break
+        written as white space alone is one line break (spaces around it); anything else its text."""
+        if text.strip(" \t") == "\n":
+            if self.wrapped:   # (inside a codec's string: one escaped line break, a lexeme of its own)
+                return literal("\n")
+            return self.b.rule("row-break", f'[ \\t]{{0,{WS_MAX}}} "\\r"? "\\n" [ \\t]{{0,{WS_MAX}}}')
+        return self.lit(text) if text.strip() else self.ws1()
 
     def is_open(self, schema: Any) -> bool:
         """Whether a value of `schema` may be a string this spelling does not delimit (it then runs
@@ -455,6 +500,9 @@ class Speller:
                         break
                 else:
                     follows += [Follow(end + items.close + f.stop, f.rest, first=False) for f in nexts]
+                    if not depth and items.close and not items.close.strip():
+                        # (white space closing the arguments: the end of the output may leave it out)
+                        follows += [Follow(end + f.stop, f.rest, first=False) for f in nexts]
                 taken = {f.stop for f in follows}
                 # a raw value never holds another item's start, nor its own closing text: the reader
                 # would end it there

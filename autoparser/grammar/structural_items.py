@@ -42,6 +42,8 @@ def layout_refusal(args: ArgsLayout) -> str:
     v = items.values or Values()
     if not items.keyed:
         return "arguments are positional values in the schema's order, not named items"
+    if items.columns:
+        return "arguments are written as columns (a header row of names, then a row of values), not named items"
     if items.key.codec != "raw":
         return f"argument names are written with the {items.key.codec} codec"
     codec = Codec.from_spec(v.string.codec)

@@ -177,6 +177,15 @@ def lit_source(text: str, lead_optional: bool = False, separates: bool = False, 
     return src
 
 
+def row_break_source(text: str) -> str:
+    """Regex source for what ends a row (the header line of items written as columns): a line
+    break written as white space alone is one line break, spaces around it tolerated; anything else
+    as :func:`lit_source` reads it."""
+    if text.strip(" \t") == "\n":
+        return r"[ \t]*\r?\n[ \t]*"
+    return lit_source(text, separates=True)
+
+
 def post_source(text: str, never: frozenset[str], may: Callable[[str], bool],
                 loose: tuple[str, ...] | None = None) -> str:
     """Regex source for the text that closes a value (an item's closing literal): the white space

@@ -31,7 +31,9 @@ from .phases import Phases
 
 _escape = json.encoder.encode_basestring
 _MAX_KEY = 256
+_MAX_HEADER = 8192
 _GENERIC_KEY = r"[\w.\-]{1,64}"
+_KEY_WORD = regex.compile(_GENERIC_KEY)
 
 
 def _bracketed(before: str, after: str) -> bool:
@@ -57,6 +59,7 @@ class ItemsReader(Phases):
                  end_sources: tuple[str, str], hold: int = 0) -> None:
         self.emit = emit
         self.items = items
+        self.keyed = items.keyed and not items.columns   # a key before each value
         self.values: Values = items.values if items.values is not None else Values()
         props = schema.get("properties") if isinstance(schema, Mapping) else None
         self.props: Mapping[str, Any] = props if isinstance(props, Mapping) else {}
@@ -84,7 +87,7 @@ class ItemsReader(Phases):
         self.keyalt = keyalt
         # the next item: a declared key, or any key inside a tag or brackets (``<parameter=unit>``)
         ahead = _GENERIC_KEY if _bracketed(it.item_pre, it.kv) else keyalt
-        key_ahead = ("(?=" + ahead + lit_source(it.kv) + ")") if it.keyed else ""
+        key_ahead = ("(?=" + ahead + lit_source(it.kv) + ")") if self.keyed else ""
         c = mk.compile_source
         first = lit_source(it.open) + lit_source(it.item_pre)
         self.p_first = c(first + key_ahead) if (first or key_ahead) else None
@@ -92,11 +95,26 @@ class ItemsReader(Phases):
         self.p_next = c(nxt + key_ahead) if (nxt or key_ahead) else None
         self.p_close = c(lit_source(it.close)) if it.close.strip() else None
         self.p_kv = c(lit_source(it.kv, separates=True)) if it.kv else None
+        self.header: tuple[str, ...] = ()
+        self.unfinished = False     # the text ended inside a value or before a header's last value
+        self.p_row = c(mk.row_break_source(it.kv)) if it.columns else None
+        self.p_item_pre = c(lit_source(it.item_pre)) if it.columns and it.item_pre else None
+        if it.columns:
+            self.p_first = c(lit_source(it.open)) if it.open else None
 
     # -------------------------------------------------------------- structure
     def _start(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        if self.items.columns:
+            st, end = mk.match_here(self.p_first, buf, pos, final) if self.p_first is not None else ("match", pos)
+            if st == "more":
+                return "more", pos
+            if st == "no":
+                self.emit("{}")
+                return "done", pos
+            self.phase = "header"
+            return "next", end
         if self.p_first is None:
-            self.phase = "value_begin" if not self.items.keyed else "key"
+            self.phase = "value_begin" if not self.keyed else "key"
             return "next", pos
         st, end = mk.match_here(self.p_first, buf, pos, final)
         if st == "more":
@@ -104,8 +122,42 @@ class ItemsReader(Phases):
         if st == "no":
             self.emit("{}")
             return "done", pos
-        self.phase = "key" if self.items.keyed else "value_begin"
+        self.phase = "key" if self.keyed else "value_begin"
         return "next", end
+
+    def _header(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        """Columns: the header row of keys, up to the row break; the values follow in its order."""
+        assert self.p_row is not None
+        m = self.p_row.search(buf, pos, min(len(buf), pos + _MAX_HEADER), partial=not final)
+        if m is None or m.partial or (not final and m.end() == len(buf)):
+            if final or len(buf) - pos > _MAX_HEADER:
+                self._end()
+                return "bad", pos
+            return "more", pos
+        k, it = self.items.key, self.items
+        keys = [x.strip() for x in buf[pos:m.start()].split(it.key_sep.strip() or it.key_sep)]
+        self.header = tuple(x[len(k.pre):len(x) - len(k.post)] if k.pre and x.startswith(k.pre) and k.post and
+                            x.endswith(k.post) and len(x) >= len(k.pre) + len(k.post) else x for x in keys if x)
+        if any(x not in self.props and not _KEY_WORD.fullmatch(x) for x in self.header):
+            self.header = ()
+            self.emit("{}")
+            return "done", pos     # no header row: the call has no arguments
+        if not self.header:
+            self.phase = "after"
+            return "next", m.end()
+        self.phase = "row"
+        return "next", m.end()
+
+    def _row(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        """Columns: the first value's opening text (``item_pre``)."""
+        if self.p_item_pre is not None:
+            st, end = mk.match_here(self.p_item_pre, buf, pos, final)
+            if st == "more":
+                return "more", pos
+            if st == "match":
+                pos = end
+        self.phase = "value_begin"
+        return "next", pos
 
     def _key(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
         if self.p_kv is None:
@@ -143,8 +195,9 @@ class ItemsReader(Phases):
             st, end = mk.match_here(self.p_next, buf, pos, final)
             if st == "more":
                 return "more", pos
-            if st == "match" and (end > pos or self.items.keyed):   # keyed: a key was seen ahead
-                self.phase = "key" if self.items.keyed else "value_begin"
+            if st == "match" and (end > pos or self.keyed) and \
+                    not (self.items.columns and self.n >= len(self.header)):   # keyed: a key was seen ahead
+                self.phase = "key" if self.keyed else "value_begin"
                 return "next", end
         if self.p_close is not None:
             st, end = mk.match_here(self.p_close, buf, pos, final)
@@ -152,6 +205,8 @@ class ItemsReader(Phases):
                 return "more", pos
             if st == "match":
                 pos = end
+        if self.items.columns and self.n < len(self.header) and final and not buf[pos:].strip():
+            self.unfinished = True   # (the output ended before the header's last value)
         self._end()
         return "done", pos
 
@@ -163,8 +218,9 @@ class ItemsReader(Phases):
         return self.props.get(self.key) if self.key else None
 
     def _value_begin(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
-        if not self.items.keyed:
-            self.key = self.keys[self.n] if self.n < len(self.keys) else f"arg{self.n}"
+        if not self.keyed:
+            names = self.header if self.items.columns else self.keys
+            self.key = names[self.n] if self.n < len(names) else f"arg{self.n}"
             self.emit(("{" if self.n == 0 else ", ") + _escape(self.key) + ": ")
             self.n += 1
         v = self.values
@@ -235,7 +291,7 @@ class ItemsReader(Phases):
             between = post + it.sep
             if "\n" in between[:len(between) - len(between.lstrip())] and "\n" not in got_lead:
                 return None
-            item = between + (it.item_pre if it.keyed else "")
+            item = between + (it.item_pre if self.keyed else "")
             if item[:1].isspace() and not got_lead and (got[:1].isalnum() or got[:1] == "_"):
                 return None   # a word (a key, a call's number) begins the next item only after its space
             return c.start()
@@ -254,7 +310,7 @@ class ItemsReader(Phases):
         if self.own_post:
             codec = self.string_codec
             src = "(?P<post>" + mk.post_source(s_post + post, codec.never_contains, codec.may_contain, loose=()) + ")"
-            if it.keyed and it.item_pre.strip() and it.kv.strip():
+            if self.keyed and it.item_pre.strip() and it.kv.strip():
                 # a value whose closing text was left out ends where the next item begins: a declared key,
                 # or any key written inside a tag or brackets (``<parameter=unit>``, ``[ARG unit]``)
                 key = self.keyalt
@@ -264,7 +320,7 @@ class ItemsReader(Phases):
             return mk.compile_source(src)
         alts = []   # the value's end is what follows it: white space, then the next item or the end
         nxt = lit_source(post + it.sep, lead_optional=True, separates=True) + lit_source(it.item_pre)
-        if it.keyed:
+        if self.keyed:
             alts.append(nxt + "(?=" + self.keyalt + lit_source(it.kv) + ")")
         elif nxt:
             alts.append(nxt)
@@ -361,6 +417,7 @@ class ItemsReader(Phases):
         if end is None:
             if final:
                 self._close_quoted()
+                self.unfinished = True
                 self.phase = "after"
                 return "next", len(buf)
             return "more", len(buf)

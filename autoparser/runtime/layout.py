@@ -316,6 +316,8 @@ class LayoutCallReader(Phases, CallReader):
             if status == "more":
                 return "more", pos
             self.args_done = True
+            if self.items.unfinished and final:
+                self._cut_short()   # the output stopped inside a quoted value, or before a column's value
             if status == "bad":
                 if final and not self._closes_later(buf, pos):
                     self._cut_short()   # the output stopped inside an item (``<arg_key>loca``)

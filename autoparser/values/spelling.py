@@ -68,10 +68,17 @@ def encode_items(items: Items, pairs: Any, values: Values | None = None, depth: 
     """Items for ``pairs`` ((key, value), keys ignored when positional); "" when there is none."""
     spell = items.values or values or Values()
     parts = []
+    if items.columns:
+        pairs = list(pairs)
+        header = items.key_sep.join(items.key.pre + str(k) + items.key.post for k, _ in pairs)
+        body = encode_items(replace(items, open="", close="", keyed=False, columns=False), pairs, values, depth)
+        return items.open + header + items.kv + body + items.close if pairs else ""
     for key, value in pairs:
         head = items.item_pre + (str(key) + items.kv if items.keyed else "")
         body = _own(value, spell, depth) if spell.nested == "own" and isinstance(value, (dict, list)) \
             else encode_value(spell, value)
+        if items.trim_empty and not body:
+            head = head.rstrip()
         parts.append(head + body + items.item_post.replace(KEY_AGAIN, str(key)))
     return items.open + items.sep.join(parts) + items.close if parts else ""
 
@@ -208,6 +215,8 @@ def decode_value(text: str, values: Values, prop: Any = None) -> Any:
     types = schema_types(prop)
     stripped = text.strip()
     string = decode_string(text, values)
+    if not stripped and values.null == "" and allowed(None, types) and _empty_is_null(values):
+        return None
     if types == {"string"} and string is not NO:
         return string
     if types & {"boolean", "null"} or not types:
@@ -249,6 +258,13 @@ def decode_value(text: str, values: Values, prop: Any = None) -> Any:
                 if value is not None:
                     return value
     return string if string is not NO else text
+
+
+def _empty_is_null(values: Values) -> bool:
+    """No text at all is null where the template writes null so and the empty string otherwise
+    (``,,`` beside ``,"",`` in CSV)."""
+    s = values.string
+    return bool(s.pre or s.post or Codec.from_spec(s.codec).encode(""))
 
 
 def decode_string(text: str, values: Values) -> Any:

@@ -25,7 +25,12 @@ class Items:
     """A sequence of items: ``open`` item (``sep`` item)* ``close``, each item ``item_pre`` KEY
     ``kv`` VALUE ``item_post`` (``keyed`` False: positional values, no key). ``open``/``close``
     are written only when there is an item. ``item_post`` may hold :data:`KEY_AGAIN`. ``values``
-    is how the values are written (a nested container's is its parent's, and None)."""
+    is how the values are written (a nested container's is its parent's, and None).
+
+    ``columns``: the keys are written first, as a header row (each key in ``key``'s slot, joined by
+    ``key_sep``), then ``kv``, then the values in the header's order as positional items
+    (``open`` KEY (``key_sep`` KEY)* ``kv`` item (``sep`` item)* ``close``, each item ``item_pre``
+    VALUE ``item_post``): CSV with a header line."""
 
     open: str = ""
     close: str = ""
@@ -36,6 +41,9 @@ class Items:
     keyed: bool = True
     key: Slot = field(default_factory=Slot)
     values: Values | None = None
+    columns: bool = False
+    key_sep: str = ""
+    trim_empty: bool = False    # a value written as nothing leaves out the white space ``kv`` ends with (``a =``)
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...diff.split import common_prefix_len, common_suffix_len, shared_prefix, shared_suffix
@@ -53,6 +53,9 @@ class CallUnits:
     unit_end: int        # where call_end ends
 
 
+RenderArgs = Callable[[dict[str, Any]], "str | None"]
+
+
 @dataclass(frozen=True)
 class Renders:
     """The normalised probe turns (None: the template refused that render)."""
@@ -65,9 +68,8 @@ class Renders:
     typed: str | None
     values: str | None
     base: int
-
-
-RenderArgs = Callable[[dict[str, Any]], "str | None"]
+    render: RenderArgs | None = None     # renders a call with these arguments (the probe tools declared)
+    column_texts: dict[str, str] = field(default_factory=dict)   # columns: each probe value's text alone
 
 
 # ---------------------------------------------------------------- probe values
@@ -198,6 +200,10 @@ def learn_items(r1: str, r2: str | None, reversed2: str | None) -> Items | None:
             ok = 0 <= a < b and r2.startswith(lead + N.VAL1) and r2.endswith(N.VAL2 + tail)
         if ok:
             gap = r2[a + len(N.VAL1):b]
+        if not ok and keyed:
+            columns = _columns(r2, lead, kv, tail)
+            if columns is not None:
+                return columns
     if gap is None:
         return Items(open=lead, close=tail, kv=kv, keyed=keyed)
     pre = common_suffix_len(lead, gap)
@@ -206,6 +212,34 @@ def learn_items(r1: str, r2: str | None, reversed2: str | None) -> Items | None:
         post = max(0, len(gap) - pre)
     return Items(open=lead[: len(lead) - pre], close=tail[post:], sep=gap[post: len(gap) - pre],
                  item_pre=lead[len(lead) - pre:], kv=kv, item_post=tail[:post], keyed=keyed)
+
+
+def _columns(r2: str, lead: str, kv: str, tail: str) -> Items | None:
+    """Items written as columns (a header row of keys, then a row of values: CSV with a header line)
+    from the hole with two arguments, ``lead`` ARG1 ``kv`` VAL1 ``tail`` being the hole with one."""
+    i1, i2 = r2.find(N.ARG1), r2.find(N.ARG2)
+    a, b = r2.find(N.VAL1), r2.find(N.VAL2)
+    if not (0 <= i1 < i2 < a < b) or not r2.startswith(lead + N.ARG1) or \
+            not r2.startswith(kv + N.VAL1, i2 + len(N.ARG2)) or not r2.endswith(N.VAL2 + tail):
+        return None
+    key_gap, gap = r2[i1 + len(N.ARG1):i2], r2[a + len(N.VAL1):b]
+    if not key_gap or not gap:
+        return None
+    pre = common_suffix_len(kv, gap)
+    post = common_prefix_len(tail, gap)
+    if pre + post > len(gap):
+        post = max(0, len(gap) - pre)
+    row = kv[:len(kv) - pre]            # between the header row and the values (its last key's text too)
+    kpre = common_suffix_len(lead, key_gap)
+    kpost = common_prefix_len(row, key_gap)
+    if kpre + kpost > len(key_gap):
+        kpost = max(0, len(key_gap) - kpre)
+    if not row[kpost:]:
+        return None
+    return Items(open=lead[:len(lead) - kpre], close=tail[post:], sep=gap[post:len(gap) - pre],
+                 item_pre=kv[len(kv) - pre:], kv=row[kpost:], item_post=tail[:post],
+                 key=Slot(lead[len(lead) - kpre:], row[:kpost]), columns=True,
+                 key_sep=key_gap[kpost:len(key_gap) - kpre])
 
 
 def split_value_frame(items: Items, r2: str | None, typed: str | None) -> tuple[Items, str, str, str, str]:
@@ -222,14 +256,15 @@ def split_value_frame(items: Items, r2: str | None, typed: str | None) -> tuple[
     if i < 0 or j < 0:
         return items, "", "", "", ""
     s_pre, s_post, n_pre, n_post = stext[:i], stext[i + len(N.VAL2):], ntext[:j], ntext[j + 5:]
-    kv, post = items.kv, items.item_post
+    kv, post = (items.item_pre if items.columns else items.kv), items.item_post
     if not kv.endswith(s_pre) or not (post + items.sep + items.close).startswith(s_post):
         return items, "", "", "", ""
     kv = kv[: len(kv) - len(s_pre)]
     moved = s_post
     if post.startswith(moved):
         post = post[len(moved):]
-        frame = replace(items, kv=kv, item_post=post)
+        frame = replace(items, item_pre=kv, item_post=post) if items.columns else \
+            replace(items, kv=kv, item_post=post)
     else:
         return items, "", "", "", ""
     if not (frame.kv.endswith("") and n_pre.startswith("") and n_post.endswith("")):
@@ -261,11 +296,35 @@ def value_slots(region: str, items: Items, keys: Sequence[str]) -> dict[str, str
         if not items.keyed:
             return None   # positional values are read by their separators (below)
         if end < start:
+            if key in WORD_PROBES and items.kv.rstrip() and region[k + len(key):end] == items.kv.rstrip():
+                out[key] = ""   # written as nothing, and the white space the separator ends with left out (``a =``)
+                continue
             if key in FLAGGED_PROBES:
                 continue   # (a boolean written as the key alone: ``--flag``, ``--no-flag``)
             return None
         out[key] = region[start:end]
     return out
+
+
+def column_slots(r: Renders, region: tuple[int, int], items: Items,
+                 unwrapped: Callable[[str | None], str | None]) -> dict[str, str] | None:
+    """Columns: the text of each probe value, from a call with that value alone (a row of values
+    does not say where one ends when a value holds the separator)."""
+    if r.render is None:
+        return None
+    prefix, suffix = r.one[:region[0]], r.one[region[1]:]
+    out: dict[str, str] = {}
+    for key, value in value_probes():
+        turn = r.render({key: value})
+        if turn is None or not turn.startswith(prefix) or not turn.endswith(suffix) or \
+                len(turn) < len(prefix) + len(suffix):
+            continue
+        hole = unwrapped(turn[len(prefix):len(turn) - len(suffix)]) or ""
+        head = items.open + items.key.pre + key + items.key.post + items.kv + items.item_pre
+        tail = items.item_post + items.close
+        if hole.startswith(head) and hole.endswith(tail) and len(hole) >= len(head) + len(tail):
+            out[key] = hole[len(head):len(hole) - len(tail)]
+    return out or None
 
 
 def _find_frame(text: str, body: str) -> tuple[str, str] | None:
@@ -526,12 +585,19 @@ def learn_call_layout(r: Renders, units: CallUnits, marker: str, why: list[str] 
         return None
     items, s_pre, s_post, n_pre, n_post = split_value_frame(items, r2, typed)
     vregion = unwrapped(_region_text(r.values, r.zero, lo))
-    slots = value_slots(vregion, items, [k for k, _ in value_probes()]) if vregion is not None else None
+    if items.columns:
+        slots = column_slots(r, region, items, unwrapped)
+        r.column_texts.update(slots or {})
+    else:
+        slots = value_slots(vregion, items, [k for k, _ in value_probes()]) if vregion is not None else None
     if slots is None:
         why.append("the probe values are not where the items are")
     elif items.item_pre.strip():
         # a boolean or null whose text holds the next item's start is no spelling (``--a --no-b``)
         slots = {k: t for k, t in slots.items() if k not in WORD_PROBES or items.item_pre.strip() not in t}
+    if slots and vregion is not None and items.keyed and not items.columns and items.kv != items.kv.rstrip() and \
+            any(slots.get(k) == "" and k + items.kv not in vregion for k in WORD_PROBES):
+        items = replace(items, trim_empty=True)   # (``a =`` for a value written as nothing)
     follow = items.item_post if items.item_post.strip() else items.sep + items.item_pre
     values = learn_values(slots or {}, s_pre, s_post, n_pre, n_post, why,
                           [d for d in (follow, items.close) if d.strip()])
@@ -681,6 +747,14 @@ def _scalars_agree(layout: CallLayout, r: Renders, lo: int, tolerate: tuple[str,
         return False
     region = _region_text(r.values, r.zero, lo)
     probes = value_probes()
+    if items.columns:
+        texts = r.column_texts
+        if region is None or any(k not in texts for k, _ in probes):
+            return False
+        header = items.key_sep.join(items.key.pre + k + items.key.post for k, _ in probes)
+        row = items.sep.join(items.item_pre + (texts[k] if k in tolerate else encode_value(items.values, v)) +
+                             items.item_post for k, v in probes)
+        return region == items.open + header + items.kv + row + items.close
     slots = value_slots(region, items, [k for k, _ in probes]) if region is not None else None
     if slots is None:
         return False

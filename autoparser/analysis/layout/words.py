@@ -72,7 +72,11 @@ def items_words(items: Items) -> str:
     parts = [x for x in (quoted(items.item_pre) if items.item_pre else "", key if items.keyed else "",
                          quoted(items.kv) if items.keyed and items.kv else "", "VALUE",
                          quoted(items.item_post, item=True) if items.item_post else "") if x]
-    out = "each " + " ".join(parts)
+    if items.columns:
+        out = f"a header row of names (each {key}, separated by {quoted(items.key_sep)}), then {quoted(items.kv)}, " \
+              "then the values in the header's order: each " + " ".join(p for p in parts if p not in (key, quoted(items.kv)))
+    else:
+        out = "each " + " ".join(parts)
     if not items.keyed:
         out += " (positional, in the schema's order)"
     if items.sep:
