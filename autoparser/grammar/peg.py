@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from ..analysis.model import JsonLayout, LiteralArgs, ToolFormat
     from ..plan import RequestPlan
 
-_ID_WORD = r"[^\s<>\[\]{}\"'|,:=()`]+"     # an id with no closing marker (calls._NAME)
+_ID_WORD = r"[^\s<>\[\]{}\"'|,:=()`]+"     # an id with no closing marker (tagged_frame._NAME)
 
 
 # ---------------------------------------------------------------- the grammar

@@ -82,7 +82,7 @@ MAX_EXTRA_MEMBERS = 2  # other members of a JSON call object ("type": "function"
 CONSTANT = "constant:"  # the role of a constant member of a JSON call object ("jsonrpc": "2.0")
 CONSTANT_MAX = 64      # characters of a constant member's string value
 ID_CHARS = "[^ \\t\\r\\n<>\\x5B\\x5D{}\"'|,=()`]"        # a call id between markers
-WORD_CHARS = "[^ \\t\\r\\n<>\\x5B\\x5D{}\"'|,:=()`]"     # an id with no closing marker (calls._NAME)
+WORD_CHARS = "[^ \\t\\r\\n<>\\x5B\\x5D{}\"'|,:=()`]"     # an id with no closing marker (tagged_frame._NAME)
 
 
 # ---------------------------------------------------------------- public API
