@@ -31,7 +31,7 @@ _warned: set[tuple[str, bool]] = set()   # (digest, tools) of templates whose fa
 
 if TYPE_CHECKING:
     from .decisions.row import DecisionRow
-    from .grammar.peg import PegParser
+    from .grammar.peg_mapper import PegParser
     from .probes.envelopes import Envelopes
 
 

@@ -313,7 +313,7 @@ def test_an_unquoted_blank_value_warns_the_message() -> None:
 
 
 def test_a_tagged_lone_quote_is_text() -> None:
-    from autoparser.runtime.calls import typed_value
+    from autoparser.values.decode import typed_value
 
     maybe = {"type": ["string", "null"]}
     assert json.loads(typed_value('"', maybe)) == '"'

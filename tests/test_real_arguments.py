@@ -9,7 +9,7 @@
 * Indented JSON: see ``test_real_whitespace.py``.
 * A call object written as a Python literal in a JSON format (``{'name': 'f', 'arguments':
   {'x': True}}``, the first key single-quoted) is read as one and its arguments turned into JSON
-  (``runtime/calls.py`` ``JsonCallReader``; the engine's opener also takes single quotes,
+  (``runtime/jsoncall.py`` ``JsonCallReader``; the engine's opener also takes single quotes,
   ``plan.Opener.loose``; a warning says so). Prose holding such a literal naming no tool stays text.
 
 Cases: vLLM ``test_granite4_tool_parser.py`` (JSON-encoded string arguments),

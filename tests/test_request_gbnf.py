@@ -39,7 +39,8 @@ import autoparser
 from autoparser import markers as mk
 from autoparser.grammar.gbnf import GbnfBuilder, rule_refs
 from autoparser.grammar.pyvalue import literal_args_rule, python_value_rule
-from autoparser.grammar.request import _regex_gbnf, strict_objects
+from autoparser.grammar.regex_gbnf import _regex_gbnf
+from autoparser.grammar.request import strict_objects
 from autoparser.grammar.schema import schema_rule, schema_value_rule
 
 TOOL_SCENARIOS = ("tool", "parallel", "reasoning_tool", "content_tool", "rich_args", "tricky_args", "escaped_args")

@@ -1,4 +1,4 @@
-"""Call readers (``runtime/calls.py``) on formats the fixtures do not cover.
+"""Call readers (``runtime/jsoncall.py``, ``runtime/tagged.py``) on formats the fixtures do not cover.
 
 Regressions found while typing the runtime under ``mypy --strict``.
 """
@@ -13,8 +13,8 @@ import pytest
 from autoparser import merge_deltas
 from autoparser.analysis.model import Analysis, LiteralArgs, ToolFormat
 from autoparser.plan import RequestOptions, RequestPlan, make_plan
-from autoparser.runtime.calls import args_text, typed_value
 from autoparser.runtime.engine import Engine
+from autoparser.values.decode import args_text, typed_value
 
 # Python-call arguments, with the call id written after them (as mistral-common v7 writes it)
 _LITERAL_ID_AFTER = ToolFormat(style="tagged", section_start="[TOOL_CALLS]", args="literal",

@@ -6,11 +6,11 @@ call_start`` and the common affixes with the one-call turn give each marker.
 The call core is a JSON object when the name sits inside one, otherwise the
 name is framed by markers and followed by JSON, Python, YAML-like or tagged
 arguments. Tagged arguments are read from renders with one and two arguments.
+The JSON call object is read by :mod:`.calljson`, a framed call's arguments by :mod:`.callargs`.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -21,10 +21,9 @@ from ..errors import TemplateLimitError
 from ..markers import definition as dm
 from ..probes import needles as N
 from ..probes.prober import Prober
-from ..values.jsonscan import JsonScanner
-from ..values.literal import LiteralEnd, literal_value
-from ..values.pyliteral import python_to_json
-from .model import JsonLayout, LiteralArgs, TaggedArgs, ToolFormat
+from .callargs import _entity_json, _line_args, _literal_args, _split_id, _tagged_args
+from .calljson import _json_object_with, _json_open, find_call_object, json_layout, scan_json
+from .model import ToolFormat
 
 NM, IM = N.NAME_MARK, N.ID_MARK
 
@@ -78,107 +77,6 @@ def render_call_turn(pr: Prober, content: str) -> str | None:
     return None
 
 
-def last_marker_in(text: str, start: int = 0, end: int | None = None) -> Any:
-    """The last marker in ``text[start:end]``, or None."""
-    found = None
-    for found in dm.finditer(text, start, len(text) if end is None else end):  # noqa: B007
-        pass
-    return found
-
-
-# ------------------------------------------------------------------ JSON helpers
-def scan_json(text: str, start: int) -> tuple[int, Any, bool] | None:
-    """Decode the JSON (or Python-literal) value at ``start``: (end, value, python)."""
-    for python in (False, True):
-        sc = JsonScanner(python=python, track_depth=0)
-        end = sc.feed(text[start:])
-        if end is None:
-            end = sc.finish()
-        if end is None or sc.failed:
-            continue
-        raw = text[start:start + end]
-        try:
-            value = json.loads(python_to_json(raw) if python else raw, strict=False)
-        except ValueError:
-            continue
-        return start + end, value, python
-    return None
-
-
-def _paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[tuple[Any, ...], Any]]:
-    out = [(path, value)]
-    if isinstance(value, dict):
-        for k, v in value.items():
-            out += _paths(v, (*path, k))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            out += _paths(v, (*path, i))
-    return out
-
-
-def _count_names(value: Any) -> int:
-    n = 0
-    for path, v in _paths(value):
-        if v == NM or (path and path[-1] == NM):
-            n += 1
-    return n
-
-
-def find_call_object(text: str, name_at: int) -> tuple[int, int, Any, bool] | None:
-    """The JSON object holding the name at ``name_at``, grown outward while it holds one call."""
-    best = None
-    i = name_at
-    while True:
-        i = text.rfind("{", 0, i)
-        if i < 0:
-            break
-        got = scan_json(text, i)
-        if got is not None and got[0] > name_at and isinstance(got[1], dict):
-            if _count_names(got[1]) != 1:
-                break
-            if any(v == NM for _, v in _paths(got[1])) or any(p and p[-1] == NM for p, _ in _paths(got[1])):
-                best = (i, got[0], got[1], got[2])
-    return best
-
-
-def json_layout(obj: dict[str, Any], args_string: bool) -> JsonLayout | None:
-    name_path = args_path = id_path = None
-    name_is_key = False
-    for path, v in _paths(obj):
-        if v == NM and name_path is None:
-            name_path = path
-        if path and path[-1] == NM:
-            name_is_key, name_path, args_path = True, path, path
-        if v == IM and id_path is None:
-            id_path = path
-        if isinstance(v, dict) and N.ARG1 in v and args_path is None:
-            args_path = path
-        if isinstance(v, str) and N.ARG1 in v and v != NM and args_path is None and _json_object_with(v, N.ARG1):
-            args_path, args_string = path, True   # a JSON string holding the JSON arguments
-    if name_path is None or args_path is None or (args_path == () and not name_is_key):
-        return None   # no arguments member (arguments flattened beside the name: a layout reads them)
-    if id_path is None and not name_is_key:
-        # an id the template writes itself ("tool_call_id": "0"): any other key naming an id
-        for k in obj:
-            if isinstance(k, str) and "id" in k.lower() and (k,) not in (name_path, args_path):
-                id_path = (k,)
-                break
-    keys = list(obj.keys())
-    id_after = id_path is not None and bool(id_path) and not name_is_key and id_path[0] in keys \
-        and args_path is not None and args_path[0] in keys and keys.index(id_path[0]) > keys.index(args_path[0])
-    read = {p[0] for p in (name_path, args_path, id_path) if p}
-    constants = tuple(k for k in keys if isinstance(k, str) and k not in read and not name_is_key)
-    return JsonLayout(name_path=tuple(name_path), args_path=tuple(args_path), id_path=tuple(id_path or ()),
-                      name_is_key=name_is_key, args_as_string=args_string, id_after_args=id_after,
-                      constants=constants, constant_values=tuple(_constant_text(obj[k]) for k in constants))
-
-
-def _constant_text(value: Any) -> str:
-    """A constant member's value as JSON text, or "" when a probe needle is in it (it varies)."""
-    text = json.dumps(value, ensure_ascii=False)
-    return "" if any(n in text for n in (NM, IM, N.ARG1)) else text
-
-
 # ------------------------------------------------------------------ unit split
 def split_units(one: str, two: str | None, s1: int, e1: int, s2: tuple[int, int] | None,
                 base: int) -> tuple[str, str, str, str, str]:
@@ -189,7 +87,7 @@ def split_units(one: str, two: str | None, s1: int, e1: int, s2: tuple[int, int]
     """
     left, right = one[base:s1], one[e1:]
     if two is None or s2 is None:
-        m = last_marker_in(left)
+        m = dm.last(left)
         call_start = left[m.start():] if m is not None and not left[m.end():].strip() else ""
         section_start = left[: len(left) - len(call_start)]
         return section_start, call_start, "", "", right
@@ -207,7 +105,7 @@ def split_units(one: str, two: str | None, s1: int, e1: int, s2: tuple[int, int]
 
 def _split_before_name(prefix: str) -> tuple[str, str]:
     """Split a call prefix into (call_start, name_prefix) at the last complete marker."""
-    m = last_marker_in(prefix)
+    m = dm.last(prefix)
     if m is None:
         return "", prefix
     return prefix[: m.end()], prefix[m.end():]
@@ -392,7 +290,7 @@ def turn_base(turns: CallTurns) -> int:
             # "<｜tool▁calls▁begin｜><｜tool▁calls▁end｜>"): the text it shares with the call turn opens it
             base = 0
         # "<|channel|>final" vs "<|channel|>commentary": a marker glued to differing words belongs to both
-        m = last_marker_in(one, 0, base)
+        m = dm.last(one, 0, base)
         if m is not None and m.end() == base and base < len(one) and base < len(turns.empty) \
                 and one[base].isalnum() and turns.empty[base].isalnum():
             base = m.start()
@@ -430,7 +328,7 @@ def _empty_section(one: str, empty: str, base: int) -> bool:
     """The call turn and the turn with no call share an opening marker that the latter closes at once."""
     from .reasoning import closing_candidates
 
-    opener = last_marker_in(one, 0, base)
+    opener = dm.last(one, 0, base)
     closer = dm.match(empty, base)
     return opener is not None and opener.end() == base and closer is not None and \
         closer.group() in closing_candidates(opener.group()) and one.endswith(empty[base:])
@@ -469,16 +367,6 @@ def _json_style(turns: CallTurns, obj: tuple[int, int, Any, bool], base: int, eo
                       call_end=call_end, separator=sep, json=layout, python_literals=python,
                       id_position="json" if layout.id_path else "none",
                       name_prefix=_json_open(turns.one[s1:e1], layout))
-
-
-def _json_open(core: str, layout: JsonLayout) -> str:
-    """The object text before the name value (``{"name": "``), used to spot marker-less calls."""
-    if layout.name_is_key:
-        return core[: core.find(NM)]
-    sc = JsonScanner(track_depth=1)
-    sc.feed(core)
-    first = min((span[0] for path, span in sc.spans.items() if len(path) == 1), default=0)
-    return core[:first]
 
 
 def _tagged_style(turns: CallTurns, name_at: int, base: int, eot_text: str, notes: list[str]) -> ToolFormat:
@@ -561,188 +449,6 @@ def _tagged_style(turns: CallTurns, name_at: int, base: int, eot_text: str, note
     fmt.update(args="tagged", tagged=tagged, call_close=close)
     fmt.update(_split_id(name_suffix, fmt))
     return ToolFormat(**fmt)
-
-
-def _entity_json(body: str, arg_at: int) -> tuple[int, int] | None:
-    """Where a JSON object holding the first argument is written with XML character references
-    (``{&quot;k&quot;: &quot;v&quot;}``, ``{&#34;k&#34;: ...}``), or None."""
-    from ..values.entities import unescape
-
-    if arg_at < 0:
-        return None
-    a = body.rfind("{", 0, arg_at)
-    while a >= 0:
-        e = body.find("}", arg_at)
-        while e >= 0:
-            raw = body[a:e + 1]
-            if "&" in raw and _json_object_with(unescape(raw), N.ARG1):
-                return a, e + 1
-            e = body.find("}", e + 1)
-        a = body.rfind("{", 0, a)
-    return None
-
-
-def _json_object_with(text: str, key: str) -> bool:
-    """``text`` is a JSON object with member ``key``."""
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return False
-    return isinstance(value, dict) and key in value
-
-
-def _literal_args(body: str) -> tuple[LiteralArgs, int, int] | None:
-    """Arguments written as ``{k:Q v Q}`` or ``(k=Q v Q)`` with some string quote Q."""
-    import regex
-
-    k = body.find(N.ARG1)
-    v = body.find(N.VAL1, k)
-    if k < 0 or v < 0:
-        return None
-    opener_at = max(body.rfind("{", 0, k), body.rfind("(", 0, k))
-    if opener_at < 0 or body[opener_at + 1:k].strip() not in ("", '"', "'"):
-        return None
-    m = regex.match(r"\s*([:=])\s*(.*)\Z", body[k + len(N.ARG1):v], regex.DOTALL)
-    if m is None:
-        return None
-    sep, quote = m.group(1), m.group(2)   # no quote: strings printed bare (``location=Paris``)
-    if quote and not body.startswith(quote, v + len(N.VAL1)):
-        return None
-    opener = body[opener_at]
-    closer = "}" if opener == "{" else ")"
-    quotes = tuple(dict.fromkeys([q for q in (quote, '"', "'") if q]))
-    end = LiteralEnd(quotes).feed(body, opener_at)
-    if end is None:
-        return None
-    try:
-        value = literal_value(body[opener_at:opener_at + end], quotes, sep)
-    except (ValueError, IndexError):
-        return None
-    if value != {N.ARG1: N.VAL1}:
-        return None
-    return (LiteralArgs(open=opener, close=closer, kv_sep=sep, quotes=quotes, bare_strings=not quote),
-            opener_at, opener_at + end)
-
-
-def _line_args(body: str, two_args: str | None) -> tuple[str, TaggedArgs, int, int] | None:
-    """Arguments written as ``key: value`` lines (YAML) or ``key=value`` pairs (Python keyword
-    arguments without brackets): each key starts a line at the same indentation, or the pairs
-    follow each other on one line with a separator (``; ``, ``, ``); ``:`` or ``=`` follows the
-    key, and nothing but the line break and indentation, or the separator, comes between a value
-    and the next key (the renders with one and two arguments show it). Returns the args style,
-    the format, where the arguments begin and where the last value ends; None for any other layout."""
-    import regex
-
-    k = body.find(N.ARG1)
-    v = body.find(N.VAL1, k)
-    if k < 0 or v < 0 or two_args is None or N.ARG2 not in two_args or N.VAL2 not in two_args:
-        return None
-    m = regex.fullmatch(r"([ \t]*([:=])([ \t]*))([\"']?)", body[k + len(N.ARG1):v])
-    if m is None:
-        return None
-    kv, quote = m.group(2), m.group(4)
-    end = v + len(N.VAL1)
-    if (quote and not body.startswith(quote, end)) or (kv == ":" and quote == "'"):
-        return None
-    t = two_args
-    v1 = t.find(N.VAL1)
-    k2 = t.find(N.ARG2, v1)
-    if v1 < 0 or k2 < 0:
-        return None
-    between = t[v1 + len(N.VAL1) + len(quote):k2]
-    key_suffix = m.group(1) + (" " if kv == ":" and not m.group(3) else "")
-    brk = body.rfind("\n", 0, k)
-    if brk >= 0 and not body[brk + 1:k].strip(" \t") and between == body[brk:k]:
-        ta = TaggedArgs(prefix=body[brk:k], key_suffix=key_suffix, strings_json=bool(quote))
-        return ("yaml" if kv == ":" else "kwargs"), ta, brk, end + len(quote)
-    if kv == "=" and between and "\n" not in between and between.strip() in ("", ";", ","):
-        # pairs on one line: the first key follows the name's markers
-        ta = TaggedArgs(prefix="", key_suffix=key_suffix, separator=between, strings_json=bool(quote))
-        return "kwargs", ta, k, end + len(quote)
-    return None
-
-
-def _split_id(before_args: str, fmt: dict[str, Any]) -> dict[str, Any]:
-    """Text between name and arguments: a name suffix, or an id framed by markers."""
-    if IM not in before_args:
-        return {"name_suffix": before_args}
-    j = before_args.index(IM)
-    return {"name_suffix": "", "id_position": "after_name", "id_prefix": before_args[:j],
-            "id_suffix": before_args[j + 1:]}
-
-
-def _typed_key_suffix(key_suffix: str, typed: str | None) -> str:
-    """Where the text between key and value depends on the value's type (DSML ``string="true"``)."""
-    if not typed or N.ARG2 not in typed or "12345" not in typed:
-        return key_suffix
-    k = typed.index(N.ARG2) + len(N.ARG2)
-    other = typed[k: typed.index("12345", k)]
-    if other == key_suffix or not other:
-        return key_suffix
-    a = common_prefix_len(key_suffix, other)
-    b = 0
-    while b < min(len(key_suffix), len(other)) - a and key_suffix[-1 - b] == other[-1 - b]:
-        b += 1
-    return key_suffix[:a] + "\x03" + key_suffix[len(key_suffix) - b:]
-
-
-def _tagged_args(body: str, two_args: str | None, typed: str | None = None) -> tuple[TaggedArgs, str, str]:
-    """(tagged argument markers, name suffix, call close) from the call body.
-
-    A key written again after its value (``<KEY>value</KEY>``) becomes a name wildcard.
-    """
-    body = _key_again(body, N.ARG1, N.VAL1)
-    if two_args is not None:
-        two_args = _key_again(_key_again(two_args, N.ARG1, N.VAL1), N.ARG2, N.VAL2)
-    k1 = body.index(N.ARG1)
-    v1 = body.find(N.VAL1, k1)
-    pre1 = body[:k1]
-    key_suffix = body[k1 + len(N.ARG1): v1]
-    after1 = body[v1 + len(N.VAL1):]
-    value_end, rest_x = "", ""
-    if two_args and N.ARG2 in two_args and N.VAL2 in two_args:
-        t = two_args
-        x = t[t.index(N.VAL1) + len(N.VAL1): t.index(N.ARG2)]
-        y = t[t.index(N.VAL2) + len(N.VAL2):]
-        n = shared_prefix(x, y)
-        if n == len(x) and (cs := shared_suffix(pre1, x)) and cs < len(x):
-            n = len(x) - cs     # the next argument's prefix is also how the call closes: it is the prefix's
-        value_end, rest_x = x[:n], x[n:]
-    else:
-        m = dm.search(after1)
-        value_end = after1[: m.end()] if m else ""
-    if not value_end.strip():
-        m = dm.search(after1)
-        value_end = after1[: m.end()] if m else after1
-    close = after1[len(value_end):] if after1.startswith(value_end) else after1
-    if rest_x:
-        cs = shared_suffix(pre1, rest_x)
-        prefix = pre1[len(pre1) - cs:] if cs else ""
-        sep = rest_x[: len(rest_x) - cs]
-    else:
-        m = last_marker_in(pre1)
-        prefix = pre1[m.start():] if m else ""
-        sep = ""
-    name_suffix = pre1[: len(pre1) - len(prefix)]
-    strings_json = key_suffix.endswith('"') and value_end.startswith('"')
-    if strings_json:
-        key_suffix, value_end = key_suffix[:-1], value_end[1:]
-    key_suffix = _typed_key_suffix(key_suffix, typed)
-    tagged = TaggedArgs(prefix=prefix, key_suffix=key_suffix, value_end=value_end,
-                        separator=sep if sep.strip() else "", strings_json=strings_json)
-    return tagged, name_suffix, close
-
-
-def _key_again(text: str, key: str, value: str) -> str:
-    """``text`` with the key's first writing after its value (a closing ``</KEY>``) made a wildcard."""
-    v = text.find(value, text.find(key))
-    if v < 0:
-        return text
-    again = text.find(key, v + len(value))
-    nxt = min((i for i in (text.find(N.ARG1, v), text.find(N.ARG2, v)) if i >= 0 and i != again), default=-1)
-    if again < 0 or (0 <= nxt < again):
-        return text
-    return text[:again] + mk.NAME_WILDCARD + text[again + len(key):]
 
 
 def _name_in_id(turns: CallTurns, base: int, eot_text: str, notes: list[str]) -> tuple[ToolFormat, list[str]]:

@@ -24,7 +24,7 @@ from .. import markers as mk
 from ..errors import ParseError
 from ..runtime.envelope import EnvelopeEngine
 from ..runtime.message import Message
-from .peg import PegParser, _Context
+from .peg_mapper import PegParser, _Context
 from .peg_rules import _JSON_RULES, _lit, _rx
 
 if TYPE_CHECKING:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .calls import CallReader, JsonCallReader, TaggedCallReader
+from .calls import CallReader
+from .jsoncall import JsonCallReader
 from .layout import LayoutCallReader
+from .tagged import TaggedCallReader
 
 if TYPE_CHECKING:
     from ..analysis.model import ToolFormat
