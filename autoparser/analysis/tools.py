@@ -230,7 +230,10 @@ def _analyze_tools(pr: Prober, eot_text: str) -> tuple[ToolFormat, list[str]]:
         # And Python-call arguments whose strings the template writes raw (``"%s" | format(v)``) yield to
         # the literal reader: models quote those strings, and it reads them raw or quoted alike and
         # flags a raw value that holds a separator or the call's closer
-        if laid is not None and not (laid[1] and (fmt.args == "yaml" or (fmt.style != "none" and laid[2]))) \
+        # (unless the style format leaves the call's id inside a marker: it does not read the id where
+        # the template writes it, ``[ID] <tool name="NAME">``)
+        if laid is not None and not (laid[1] and (fmt.args == "yaml" or (fmt.style != "none" and laid[2]))
+                                     and not _leaks(fmt, IM)) \
                 and not (fmt.args == "literal" and _raw_strings(laid[0])):
             return laid[0], [n for n in notes if "not rendered" not in n]
     if _leaks(fmt) or "tool arguments are not rendered" in notes:
@@ -248,10 +251,11 @@ def _analyze_tools(pr: Prober, eot_text: str) -> tuple[ToolFormat, list[str]]:
     return fmt, notes
 
 
-def _leaks(fmt: ToolFormat) -> bool:
-    """A name sentinel left in a marker: the analysis did not find where the name goes."""
-    return any(NM in v for v in (fmt.section_start, fmt.section_end, fmt.call_start, fmt.call_end,
-                                 fmt.separator, fmt.name_prefix, fmt.name_suffix, fmt.call_close))
+def _leaks(fmt: ToolFormat, mark: str = NM) -> bool:
+    """A name sentinel (or `mark`: the id's) left in a marker: the analysis did not find where the
+    name (the id) goes."""
+    return any(mark in v for v in (fmt.section_start, fmt.section_end, fmt.call_start, fmt.call_end,
+                                   fmt.separator, fmt.name_prefix, fmt.name_suffix, fmt.call_close))
 
 
 def _name_in_header(turns: CallTurns, keep: int = -1) -> CallTurns | None:
