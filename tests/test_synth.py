@@ -11,6 +11,7 @@ checked the same way, one test each; tests/test_synth_decode.py proves each of t
 
 from __future__ import annotations
 
+import json
 import os
 
 import gbnf_check
@@ -104,3 +105,17 @@ OTHER_DRAW = [
 def test_formats_of_another_draw(key: str) -> None:
     source = synth_check.synth_axes.render(synth_check.synth_axes.Format.parse(key))
     assert synth_check.reads_whole(source, key, synth_check.calls_required("axes", key)) is None
+
+
+def test_an_id_before_the_call_keeps_the_layout_over_a_style_format() -> None:
+    """A format of another draw writes ``[ID] <tool name="NAME">`` and YAML arguments: the YAML style
+    format leaves the id inside its name marker, so the learned layout reads the calls (it leaves
+    nested YAML blocks unverified, which the verification flags)."""
+    key = "bracket-fence1.tool_call-tag.tool-prefix.bracket-yaml-json-onoff-null-native-think-verbatim"
+    tmpl = ChatTemplate.from_string(synth_check.synth_axes.render(synth_check.synth_axes.Format.parse(key)), name=key)
+    assert tmpl.analysis.tools.style == "layout"
+    history = [{"role": "user", "content": "Weather?"}]
+    req = tmpl.apply(history, tools=PROBE_TOOLS)
+    text = '```tool_call\n[call7] <tool name="get_weather">\ncity: "Paris, France"\n</tool>\n```'
+    calls = req.parse(text).tool_calls
+    assert [(c.id, c.name, json.loads(c.arguments)) for c in calls] == [("call7", "get_weather", {"city": "Paris, France"})]
