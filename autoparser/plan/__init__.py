@@ -25,13 +25,13 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Generic, Literal, TypeVar
 
-from . import markers as mk
-from .analysis.model import Analysis, ToolFormat
-from .errors import SchemaError
-from .markers.definition import word_closer
-from .values.callobj import START_KEYS
-from .values.refs import inline_refs
-from .values.schemas import check_schema
+from .. import markers as mk
+from ..analysis.model import Analysis, ToolFormat
+from ..errors import SchemaError
+from ..markers.definition import word_closer
+from ..values.callobj import START_KEYS
+from ..values.refs import inline_refs
+from ..values.schemas import check_schema
 
 ReasoningFormatOption = Literal["auto", "none", "deepseek", "deepseek-legacy"]
 REASONING_FORMATS = ("auto", "none", "deepseek", "deepseek-legacy")
