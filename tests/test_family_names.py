@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "autoparser"
-SCOPE = ("probes", "diff", "analysis", "plan.py", "ir", "grammar", "runtime", "values", "markers")
+SCOPE = ("probes", "diff", "analysis", "plan", "ir", "grammar", "runtime", "values", "markers")
 FACTS = PACKAGE / "analysis" / "special.py"
 FAMILIES = (
     "qwen", "llama", "mistral", "ministral", "devstral", "deepseek", "glm", "kimi", "gpt-oss", "harmony", "gemma",

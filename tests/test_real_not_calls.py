@@ -6,7 +6,7 @@
   tracks the fence, also across chunks). vLLM's xLAM parser reads a call list inside a
   ```json fence as calls; we keep quoted text as text (README policy table).
 * With no marker to open a call (a bare JSON object), only a declared tool's name makes the
-  object a call (``plan.json_trigger``, and the JSON call reader for a stream that started one
+  object a call (``plan.openers.json_trigger``, and the JSON call reader for a stream that started one
   on a cut-off name).
 
 Cases: SGLang ``test_function_call_parser.py`` (JSON in prose), vLLM ``test_llama3_json...``,

@@ -3,7 +3,7 @@
 * Spaces and newlines between markers, around names, before argument separators and inside
   JSON are tolerated (markers are whitespace-tolerant patterns, ``autoparser/markers.py``, also
   around a special token inside a marker piece; a JSON name prefix tolerates indentation,
-  ``plan.name_prefix_pattern``).
+  ``plan.openers.name_prefix_pattern``).
 * Whitespace *outside* the call markers belongs to the content around the calls: text before
   and after a call keeps its spaces and newlines (``"Intro.\\n<call>…</call>\\nOutro."`` gives
   ``"Intro.\\n\\nOutro."``), as vLLM and SGLang report it; the answer's own leading and trailing

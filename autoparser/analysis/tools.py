@@ -482,6 +482,8 @@ def layout_format(pr: Prober, turns: CallTurns, eot_text: str) -> tuple[ToolForm
     from dataclasses import replace
 
     from .layout import learn as L
+    from .layout.renders import Renders
+    from .layout.spellings import NESTED_PROBES, value_probes, value_tool
 
     def render(args: dict[str, Any], tools: list[dict[str, Any]] | None = None) -> str | None:
         try:
@@ -495,17 +497,17 @@ def layout_format(pr: Prober, turns: CallTurns, eot_text: str) -> tuple[ToolForm
     units = L.call_units(turns.one, turns.two, base)
     if units is None:
         return None
-    r = L.Renders(one=turns.one, two=turns.two, zero=render({}), two_args=turns.two_args,
-                  reversed_args=render({N.ARG2: N.VAL2, N.ARG1: N.VAL1}), typed=turns.typed_args,
-                  values=render(dict(L.value_probes()), [L.value_tool(N.FN1), N.tool(N.FN2)]), base=base,
-                  render=lambda args: render(args, [L.value_tool(N.FN1), N.tool(N.FN2)]))
+    r = Renders(one=turns.one, two=turns.two, zero=render({}), two_args=turns.two_args,
+                reversed_args=render({N.ARG2: N.VAL2, N.ARG1: N.VAL1}), typed=turns.typed_args,
+                values=render(dict(value_probes()), [value_tool(N.FN1), N.tool(N.FN2)]), base=base,
+                render=lambda args: render(args, [value_tool(N.FN1), N.tool(N.FN2)]))
     marker, _ = _split_before_name(units.call_start)
     layout = L.learn_call_layout(r, units, marker)
     if layout is None or not L.check_layout(layout, r, units, marker):
         return None
     partial = not L.check_layout(layout, r, units, marker, tolerate=())
     # arrays written as JSON or Python lists, and only arrays and objects left unverified
-    literals = partial and L.nested_as_literals(r) and L.check_layout(layout, r, units, marker, L.NESTED_PROBES)
+    literals = partial and L.nested_as_literals(r) and L.check_layout(layout, r, units, marker, NESTED_PROBES)
     section_end = _strip_tail(units.rest, eot_text)
     lead = layout.pieces[0].text if layout.pieces and layout.pieces[0].kind == "lit" else ""
     at = next(i for i, p in enumerate(layout.pieces) if p.kind == "name")

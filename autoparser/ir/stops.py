@@ -14,8 +14,9 @@ from __future__ import annotations
 from .. import markers as mk
 from ..analysis.model import ToolFormat
 from ..markers import definition as dm
-from ..plan import RequestPlan, name_prefix_pattern
-from ..plan import opener as plan_opener
+from ..plan import RequestPlan
+from ..plan.openers import name_prefix_pattern
+from ..plan.openers import opener as plan_opener
 from .nodes import Marker, Pattern, Stop
 
 

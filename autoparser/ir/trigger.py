@@ -9,7 +9,8 @@ from typing import Literal
 from .. import markers as mk
 from ..analysis.model import ToolFormat
 from ..markers import definition as dm
-from ..plan import ToolPlan, bare_section_opener
+from ..plan import ToolPlan
+from ..plan.openers import bare_section_opener
 
 
 @dataclass(frozen=True)
