@@ -31,7 +31,6 @@ from ...markers import NAME_WILDCARD
 from ...probes import needles as N
 from ...values import codecs
 from ...values.spelling import KEY_AGAIN, Items, Slot, encode_value, nested_text
-from .encode import encode_items
 from .model import ArgsLayout, CallLayout, Piece
 from .renders import Renders
 from .spellings import FLAGGED_PROBES, WORD_PROBES, column_slots, learn_values, value_probes, value_slots
@@ -430,11 +429,6 @@ def _region_text(turn: str | None, zero: str, lo: int) -> str | None:
         return None
     region = args_region(turn, zero, lo, len(turn))
     return None if region is None else turn[region[0]:region[1]]
-
-
-def check_items(items: Items, r1: str) -> bool:
-    """The items re-encode the one-argument hole."""
-    return encode_items(items, {N.ARG1: N.VAL1}) == r1
 
 
 __all__ = ["CallUnits", "args_region", "call_units", "check_layout", "learn_call_layout", "learn_items"]
