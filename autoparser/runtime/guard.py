@@ -27,7 +27,7 @@ from typing import Any
 from ..plan import PerPlan, RequestPlan, named_tool
 from ..values.argfit import ArgsFit
 from ..values.patterns import Deadline
-from ..values.validate import Check, Compiler, compile_schema
+from ..values.validate import Check, compile_schema, schema_check
 from .message import ToolCall
 
 
@@ -47,7 +47,7 @@ class CallGuard:
         if check is None:
             schema = self._schemas.get(name) or {}
             try:
-                check = Compiler(schema).compile(schema)
+                check = schema_check(schema)
             except (ValueError, TypeError, RecursionError) as e:   # a schema apply() did not see
                 why = f": the tool's schema cannot be checked ({type(e).__name__})"
                 check = _refuse(why)
@@ -124,11 +124,13 @@ def request_warnings(plan: RequestPlan, calls: Sequence[ToolCall]) -> list[str]:
     return [f"the output holds no tool call, but the request asks for {asked}"]
 
 
-def check_calls(plan: RequestPlan, calls: Sequence[ToolCall], values: Callable[[int], Any]) -> list[str]:
+def check_calls(plan: RequestPlan, calls: Sequence[ToolCall], values: Callable[[int], Any],
+                guard: CallGuard | None = None) -> list[str]:
     """Mark every call that may not be run (``ToolCall.invalid``) and return the message's warnings:
     one per marked call, and :func:`request_warnings`. ``values(i)`` is call ``i``'s arguments
-    decoded already, or None. The pattern searches of all the calls share one :class:`Deadline`."""
-    guard = guard_for(plan)
+    decoded already, or None; ``guard`` is the plan's (:data:`guard_for`; looked up when not given).
+    The pattern searches of all the calls share one :class:`Deadline`."""
+    guard = guard or guard_for(plan)
     deadline = Deadline()
     out = []
     for i, call in enumerate(calls):

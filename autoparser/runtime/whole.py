@@ -46,8 +46,10 @@ from .. import markers as mk
 from ..analysis.model import ToolFormat
 from ..plan import PerPlan, RequestPlan
 from ..values.decode import args_text
+from .build import MessageBuilder, Step, StepSink
 from .calls import name_stops
-from .engine import Hit, Step, Tables, first_hit, start_state, tables
+from .engine import Hit, Tables, first_hit, start_state, tables
+from .guard import guard_for
 from .message import Message, ToolCall
 from .readers import make_call_reader
 
@@ -55,6 +57,25 @@ WS = " \t\r\n"          # what the engine skips before a marker or a JSON value
 _JWS = "[ \t\r\n]*"
 _BOUNDARY: Step = ("boundary",)
 _CALLS: Step = ("calls",)
+
+
+class _Steps(list[Step]):
+    """The steps listed (:func:`whole_steps`)."""
+
+    def put_content(self, text: str) -> None:
+        self.append(("content", text))
+
+    def put_reasoning(self, text: str) -> None:
+        self.append(("reasoning", text))
+
+    def put_boundary(self) -> None:
+        self.append(_BOUNDARY)
+
+    def put_calls(self) -> None:
+        self.append(_CALLS)
+
+    def put_call(self, name: str, call_id: str, text: str, value: Any) -> None:
+        self.append(("call", name, call_id, text, value))
 _NO_NAME_CHARS = frozenset('\n<>{}"\\')     # names the engine refuses or a JSON string escapes
 
 
@@ -263,14 +284,19 @@ class WholeReader:
 
     def steps(self, plan: RequestPlan, text: str) -> list[Step] | None:
         """The engine's steps through ``text``, or None when it leaves the well-formed route."""
-        try:
-            return self._steps(plan, text)
-        except _Off:
-            return None
+        out = _Steps()
+        return out if self.read(plan, text, out) else None
 
-    def _steps(self, plan: RequestPlan, text: str) -> list[Step] | None:
+    def read(self, plan: RequestPlan, text: str, out: StepSink) -> bool:
+        """The engine's steps through ``text``, given to ``out`` as they are found; False when the text
+        leaves the well-formed route (``out`` has then been given the steps up to there)."""
+        try:
+            return self._steps(plan, text, out)
+        except _Off:
+            return False
+
+    def _steps(self, plan: RequestPlan, text: str, out: StepSink) -> bool:
         tb = self.tb
-        out: list[Step] = []
         pos = 0
         if self.start == "tentative":
             pos = self._tentative(text, out)
@@ -285,45 +311,45 @@ class WholeReader:
             stop = m.start() if m is not None else n
             if stop > pos:
                 piece = text[pos:stop]
-                out.append(("content", piece))
+                out.put_content(piece)
                 s = tail + piece       # as the engine tracks a ``` fence in the answer
                 if "```" in s and s.count("```") % 2:
                     fence = not fence
                 tail = s[-2:]
                 seen = seen or bool(piece.strip(WS))
             if m is None:
-                return out
+                return True
             kind = m.lastgroup or ""
             at = m.end()
             if fence and kind[:1] == "t":      # call markup inside a code fence: quoted text
                 piece = m.group()
-                out.append(("content", piece))
+                out.put_content(piece)
                 s = tail + piece
                 if "```" in s and s.count("```") % 2:
                     fence = not fence
                 tail = s[-2:]
                 seen = seen or bool(piece.strip(WS))
+            elif kind in ("tsection", "tcall", "tname"):
+                out.put_calls()
+                at, calls = self._calls(plan, text, m.start() if kind == "tname" else at, out, calls,
+                                        section=kind == "tsection")
+                out.put_calls()
             elif kind == "rstart" and not seen:
-                out.append(_BOUNDARY)
+                out.put_boundary()
                 at = self._reasoning(text, at, out)
             elif kind in ("rend", "rstray", "send") or kind.startswith(("stop", "cwrap")):
-                out.append(_BOUNDARY)
+                out.put_boundary()
             elif kind == "rstray2":
                 pass
             elif kind.startswith("xclose"):
-                out.append(_CALLS)
-            elif kind in ("tsection", "tcall", "tname"):
-                out.append(_CALLS)
-                at, calls = self._calls(plan, text, m.start() if kind == "tname" else at, out, calls,
-                                        section=kind == "tsection")
-                out.append(_CALLS)
+                out.put_calls()
             else:
-                return None
+                return False
             if at <= pos:
-                return None
+                return False
             pos = at
 
-    def _tentative(self, text: str, out: list[Step]) -> int:
+    def _tentative(self, text: str, out: StepSink) -> int:
         """Reasoning without its opener: reasoning if its end comes before a call or an answer marker."""
         tb = self.tb
         hits: list[Hit] = []
@@ -344,11 +370,11 @@ class WholeReader:
         at, kind, m = first_hit(hits)
         if kind:
             return 0
-        out.append(("reasoning", text[:at]))
-        out.append(_BOUNDARY)
+        out.put_reasoning(text[:at])
+        out.put_boundary()
         return m.end()
 
-    def _reasoning(self, text: str, pos: int, out: list[Step]) -> int:
+    def _reasoning(self, text: str, pos: int, out: StepSink) -> int:
         """A reasoning block from ``pos`` to its end marker."""
         tb = self.tb
         if tb.reasoning_reopen is not None and _here(tb.reasoning_reopen, text, pos) >= 0:
@@ -362,11 +388,11 @@ class WholeReader:
             c = tb.reasoning_call.search(text, pos)
             if c is not None and c.start() < m.start():
                 raise _Off  # a call marker inside the block
-        out.append(("reasoning", text[pos:m.start()]))
-        out.append(_BOUNDARY)
+        out.put_reasoning(text[pos:m.start()])
+        out.put_boundary()
         return m.end()
 
-    def _calls(self, plan: RequestPlan, text: str, pos: int, out: list[Step], count: int,
+    def _calls(self, plan: RequestPlan, text: str, pos: int, out: StepSink, count: int,
                section: bool) -> tuple[int, int]:
         """Calls from ``pos`` (a section's inside, or a call's start): where content resumes, and
         the number of calls in the message so far (``count`` before)."""
@@ -413,7 +439,7 @@ class WholeReader:
             if call is None:
                 raise _Off
             name, call_id, args, value, pos = call
-            out.append(("call", name, call_id, args, value))
+            out.put_call(name, call_id, args, value)
             count += 1
             if t.call_end:
                 end = _here(tb.call_end, text, pos)
@@ -443,6 +469,26 @@ def _reader(plan: RequestPlan) -> WholeReader:
 _readers: PerPlan[WholeReader] = PerPlan(_reader, shared=True)
 
 
+class WholeParse:
+    """``Request.parse``'s well-formed route for one request plan: its reader and its call guard,
+    looked up once (a request parses many outputs)."""
+
+    __slots__ = ("guard", "plan", "reader")
+
+    def __init__(self, plan: RequestPlan) -> None:
+        self.plan = plan
+        self.reader = _readers(plan)
+        self.guard = guard_for(plan) if plan.tools is not None else None
+
+    def parse(self, text: str, warnings: list[str]) -> Message | None:
+        """The message of the complete output ``text`` (``warnings`` first among its warnings), or None
+        when the text is off the well-formed route and the engine must read it."""
+        builder = MessageBuilder(self.plan, self.guard, live=False)
+        if warnings:
+            builder.msg.warnings.extend(warnings)
+        return builder.done() if self.reader.read(self.plan, text, builder) else None
+
+
 def whole_steps(plan: RequestPlan, text: str) -> list[Step] | None:
     """The engine's steps through the complete output ``text`` (for :meth:`Engine.replay`), or None
     when the text is off the well-formed route and the engine must read it (always for a turn
@@ -452,4 +498,4 @@ def whole_steps(plan: RequestPlan, text: str) -> list[Step] | None:
     return _readers(plan).steps(plan, text)
 
 
-__all__ = ["WholeReader", "whole_steps"]
+__all__ = ["WholeParse", "WholeReader", "whole_steps"]
