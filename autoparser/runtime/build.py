@@ -155,17 +155,21 @@ class MessageBuilder:
 
     def _add_call(self, name: str, call_id: str) -> tuple[int, ArgsFit | None]:
         """A call's header: the call is added (an id made when it has none); its index and its tool's fit."""
-        self._inline = ""
-        index = len(self.msg.tool_calls)
+        if self._inline:
+            self._inline = ""
+        calls = self.msg.tool_calls
+        index = len(calls)
         if not call_id:
             call_id = f"{self.plan.id_prefix}{index}"
-        self.msg.tool_calls.append(ToolCall(name=name, id=call_id))
+        calls.append(ToolCall(name, "", call_id))
         self._arg_parts.append([])
         self._args_seen.append(False)
         if self._live:
             self.deltas.append({"tool_calls": [{"index": index, "id": call_id, "type": "function",
                                                 "function": {"name": name, "arguments": ""}}]})
-        return index, (self.guard.fit_for(name) if self.plan.tools is not None else None)
+        if self.plan.tools is None:
+            return index, None
+        return index, (self._guard_obj or self.guard).fit_for(name)
 
     def call_header(self, name: str, call_id: str) -> int:
         index, fit = self._add_call(name, call_id)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from ..plan import PerPlan, RequestPlan, named_tool
 from ..values.argfit import ArgsFit
@@ -57,9 +57,10 @@ class CallGuard:
     def fit_for(self, name: str) -> ArgsFit | None:
         """What tool ``name``'s schema says about arguments written in another shape (None when the
         tool is not declared or its schema reshapes nothing)."""
-        if name in self._fits:
-            return self._fits[name]
-        fit = None
+        known = self._fits.get(name, _UNSET)
+        if known is not _UNSET:
+            return cast("ArgsFit | None", known)
+        fit: ArgsFit | None = None
         if name in self.names:
             check = self._check_for(name)
             fit = ArgsFit(self._schemas.get(name) or {}, lambda value: check(value, Deadline()) is None)
@@ -87,10 +88,13 @@ class CallGuard:
         if not self.names:
             return None
         try:
-            reason = self._check_for(name)(args, deadline or Deadline())
+            reason = (self._checks.get(name) or self._check_for(name))(args, deadline or Deadline())
         except RecursionError:
             return "arguments are nested too deeply to check"
         return "arguments" + reason if reason else None
+
+
+_UNSET: Any = object()
 
 
 def _refuse(why: str) -> Check:

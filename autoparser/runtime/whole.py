@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -109,6 +110,31 @@ def _here(pat: regex.Pattern[str] | None, text: str, pos: int) -> int:
     if pat.match(text, i, partial=True) is not None:
         raise _Off
     return -1
+
+
+def _here_for(pat: regex.Pattern[str] | None) -> Callable[[str, int], int]:
+    """:func:`_here` for one marker, the white space before it read by the same match (possessive,
+    as the loop in :func:`_here` reads it); :func:`_here` itself where the marker is not there."""
+    if pat is None:
+        return lambda text, pos: pos
+    lead = None
+    if "\\G" not in pat.pattern:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                lead = regex.compile(r"([ \t\r\n]*+)(?:" + pat.pattern + ")", cache_pattern=False)
+        except (regex.error, Warning):
+            lead = None
+    if lead is None:
+        return lambda text, pos: _here(pat, text, pos)
+    match = lead.match
+
+    def here(text: str, pos: int) -> int:
+        m = match(text, pos)
+        if m is None:
+            return _here(pat, text, pos) if pos < len(text) else -1
+        return m.end() if m.end(1) < len(text) else -1     # nothing but white space: no marker here
+    return here
 
 
 class _Off(Exception):
@@ -198,7 +224,7 @@ def _tagged_reader(t: ToolFormat, names: tuple[str, ...]) -> CallRead | None:
     # the name is stripped (any white space around it), the markers are found after JSON white space
     p_head = regex.compile(_JWS + mk.pattern(t.name_prefix) + r"\s*" + name + r"\s*" + mk.pattern(t.name_suffix) + _JWS,
                            cache_pattern=False)
-    p_close = mk.compile_marker(t.call_close)
+    close_here = _here_for(mk.compile_marker(t.call_close))
     strings = t.args_as_string
 
     def read(plan: RequestPlan, text: str, pos: int) -> tuple[str, str, str, Any, int] | None:
@@ -214,7 +240,7 @@ def _tagged_reader(t: ToolFormat, names: tuple[str, ...]) -> CallRead | None:
             raw, value = args_text(raw, False), _NOT_DECODED
         elif not isinstance(value, (dict, list)):
             return None
-        close = _here(p_close, text, end)
+        close = close_here(text, end)
         return h.group("name"), "", raw, value, (close if close >= 0 else end)
     return read
 
@@ -281,6 +307,14 @@ class WholeReader:
     tb: Tables                      # the engine's compiled patterns
     fmt: ToolFormat | None          # the format of the calls (None: no calls)
     read_call: CallRead | None      # None: calls are left to the engine
+    # _here of the markers the calls' route matches in place
+    stop_at_end: bool               # a content stop may match at the end of a text (empty, or looking back)
+    reopen_here: Callable[[str, int], int]
+    section_end_here: Callable[[str, int], int]
+    separator_here: Callable[[str, int], int]
+    answer_start_here: Callable[[str, int], int]
+    call_start_here: Callable[[str, int], int]
+    call_end_here: Callable[[str, int], int]
 
     def steps(self, plan: RequestPlan, text: str) -> list[Step] | None:
         """The engine's steps through ``text``, or None when it leaves the well-formed route."""
@@ -306,8 +340,9 @@ class WholeReader:
         calls = 0       # calls so far in the message
         content = tb.content
         n = len(text)
+        at_end = self.stop_at_end
         while True:
-            m = content.search(text, pos) if content is not None else None
+            m = content.search(text, pos) if content is not None and (pos < n or at_end) else None
             stop = m.start() if m is not None else n
             if stop > pos:
                 piece = text[pos:stop]
@@ -353,21 +388,19 @@ class WholeReader:
         """Reasoning without its opener: reasoning if its end comes before a call or an answer marker."""
         tb = self.tb
         hits: list[Hit] = []
-        for alt in tb.answer_alts:
-            m = alt.search(text, 0)
-            if m is not None:
-                hits.append((m.start(), 1, m))
-        if tb.reasoning_end is not None:
-            m = tb.reasoning_end.search(text, 0)
-            if m is not None:
-                hits.append((m.start(), 0, m))
-        for alt in tb.tool_alts:
-            m = alt.search(text, 0)
-            if m is not None:
-                hits.append((m.start(), 1, m))
+        # only a hit that starts no later than the first one found can come first: at the text's start, a
+        # match there is all that is left to look for
+        first = -1      # where the first hit so far starts
+        for kind, alts in ((1, tb.answer_alts), (0, (tb.reasoning_end,)), (1, tb.tool_alts)):
+            for alt in alts:
+                if alt is not None:
+                    m = alt.match(text, 0) if first == 0 else alt.search(text, 0)
+                    if m is not None:
+                        hits.append((m.start(), kind, m))
+                        first = m.start() if first < 0 else min(first, m.start())
         if not hits:
             return 0
-        at, kind, m = first_hit(hits)
+        at, kind, m = first_hit(hits) if len(hits) > 1 else hits[0]
         if kind:
             return 0
         out.put_reasoning(text[:at])
@@ -377,7 +410,7 @@ class WholeReader:
     def _reasoning(self, text: str, pos: int, out: StepSink) -> int:
         """A reasoning block from ``pos`` to its end marker."""
         tb = self.tb
-        if tb.reasoning_reopen is not None and _here(tb.reasoning_reopen, text, pos) >= 0:
+        if tb.reasoning_reopen is not None and self.reopen_here(text, pos) >= 0:
             raise _Off      # the opener written again: the engine drops it
         if tb.reasoning_end is None:
             raise _Off
@@ -404,17 +437,17 @@ class WholeReader:
         while True:
             if not in_call:     # between calls: the section's end, a separator, the next call
                 if t.section_end:
-                    end = _here(tb.section_end, text, pos)
+                    end = self.section_end_here(text, pos)
                     if end >= 0:
                         return end, count
                 if count and t.separator:
-                    end = _here(tb.separator, text, pos)
+                    end = self.separator_here(text, pos)
                     if end > pos:
                         pos = end
                 if t.call_start:
-                    if tb.answer_start is not None and _here(tb.answer_start, text, pos) >= 0:
+                    if tb.answer_start is not None and self.answer_start_here(text, pos) >= 0:
                         return pos, count     # the answer's start, which begins like a call's
-                    end = _here(tb.call_start, text, pos)
+                    end = self.call_start_here(text, pos)
                     if end < 0:
                         return pos, count
                     pos = end
@@ -442,7 +475,7 @@ class WholeReader:
             out.put_call(name, call_id, args, value)
             count += 1
             if t.call_end:
-                end = _here(tb.call_end, text, pos)
+                end = self.call_end_here(text, pos)
                 if end >= 0:
                     pos = end
             if not (section or not t.section_start):
@@ -463,7 +496,11 @@ def _reader(plan: RequestPlan) -> WholeReader:
         if read is None:
             read = _engine_reader(t)
     # nothing here refers to the plan: plans with the same output key share the reader
-    return WholeReader(seen, start_state(plan), tables(plan), tp.format if tp is not None else None, read)
+    tb = tables(plan)
+    at_end = tb.content is not None and (tb.content.search("") is not None or "(?<" in tb.content.pattern)
+    return WholeReader(seen, start_state(plan), tb, tp.format if tp is not None else None, read, at_end,
+                       *(_here_for(p) for p in (tb.reasoning_reopen, tb.section_end, tb.separator, tb.answer_start,
+                                                tb.call_start, tb.call_end)))
 
 
 _readers: PerPlan[WholeReader] = PerPlan(_reader, shared=True)
