@@ -39,7 +39,7 @@ import re
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import regex
 
@@ -53,6 +53,7 @@ from .engine import Hit, Tables, first_hit, start_state, tables
 from .guard import guard_for
 from .message import Message, ToolCall
 from .readers import make_call_reader
+from .retwin import twin
 
 WS = " \t\r\n"          # what the engine skips before a marker or a JSON value
 _JWS = "[ \t\r\n]*"
@@ -122,7 +123,7 @@ def _here_for(pat: regex.Pattern[str] | None) -> Callable[[str, int], int]:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("error")
-                lead = regex.compile(r"([ \t\r\n]*+)(?:" + pat.pattern + ")", cache_pattern=False)
+                lead = twin(regex.compile(r"([ \t\r\n]*+)(?:" + pat.pattern + ")", cache_pattern=False))
         except (regex.error, Warning):
             lead = None
     if lead is None:
@@ -298,6 +299,17 @@ def _engine_reader(t: ToolFormat) -> CallRead:
     return read
 
 
+@dataclass(frozen=True)
+class _Twins:
+    """The engine's patterns the reader searches with, as :func:`.retwin.twin` gives them."""
+
+    content: re.Pattern[str] | regex.Pattern[str] | None
+    answer_alts: tuple[re.Pattern[str] | regex.Pattern[str] | None, ...]
+    reasoning_end: re.Pattern[str] | regex.Pattern[str] | None
+    tool_alts: tuple[re.Pattern[str] | regex.Pattern[str] | None, ...]
+    reasoning_call: re.Pattern[str] | regex.Pattern[str] | None
+
+
 @dataclass(frozen=True, eq=False)
 class WholeReader:
     """The steps of one plan's well-formed outputs (built once per plan)."""
@@ -308,6 +320,7 @@ class WholeReader:
     fmt: ToolFormat | None          # the format of the calls (None: no calls)
     read_call: CallRead | None      # None: calls are left to the engine
     # _here of the markers the calls' route matches in place
+    tw: _Twins                      # the patterns searched, as ``re`` twins where they have one
     stop_at_end: bool               # a content stop may match at the end of a text (empty, or looking back)
     reopen_here: Callable[[str, int], int]
     section_end_here: Callable[[str, int], int]
@@ -330,7 +343,6 @@ class WholeReader:
             return False
 
     def _steps(self, plan: RequestPlan, text: str, out: StepSink) -> bool:
-        tb = self.tb
         pos = 0
         if self.start == "tentative":
             pos = self._tentative(text, out)
@@ -338,7 +350,7 @@ class WholeReader:
             pos = self._reasoning(text, 0, out)
         fence, tail, seen = False, "", self.seen
         calls = 0       # calls so far in the message
-        content = tb.content
+        content = self.tw.content
         n = len(text)
         at_end = self.stop_at_end
         while True:
@@ -386,17 +398,17 @@ class WholeReader:
 
     def _tentative(self, text: str, out: StepSink) -> int:
         """Reasoning without its opener: reasoning if its end comes before a call or an answer marker."""
-        tb = self.tb
-        hits: list[Hit] = []
+        tw = self.tw
+        hits: list[Hit] = []     # (``re`` matches among them: first_hit reads their start and end only)
         # only a hit that starts no later than the first one found can come first: at the text's start, a
         # match there is all that is left to look for
         first = -1      # where the first hit so far starts
-        for kind, alts in ((1, tb.answer_alts), (0, (tb.reasoning_end,)), (1, tb.tool_alts)):
+        for kind, alts in ((1, tw.answer_alts), (0, (tw.reasoning_end,)), (1, tw.tool_alts)):
             for alt in alts:
                 if alt is not None:
                     m = alt.match(text, 0) if first == 0 else alt.search(text, 0)
                     if m is not None:
-                        hits.append((m.start(), kind, m))
+                        hits.append((m.start(), kind, cast("regex.Match[str]", m)))
                         first = m.start() if first < 0 else min(first, m.start())
         if not hits:
             return 0
@@ -412,13 +424,14 @@ class WholeReader:
         tb = self.tb
         if tb.reasoning_reopen is not None and self.reopen_here(text, pos) >= 0:
             raise _Off      # the opener written again: the engine drops it
-        if tb.reasoning_end is None:
+        end = self.tw.reasoning_end
+        if end is None:
             raise _Off
-        m = tb.reasoning_end.search(text, pos)
+        m = end.search(text, pos)
         if m is None:
             raise _Off      # never closed: the engine flags the message truncated
-        if tb.reasoning_call is not None:
-            c = tb.reasoning_call.search(text, pos)
+        if self.tw.reasoning_call is not None:
+            c = self.tw.reasoning_call.search(text, pos)
             if c is not None and c.start() < m.start():
                 raise _Off  # a call marker inside the block
         out.put_reasoning(text[pos:m.start()])
@@ -498,7 +511,9 @@ def _reader(plan: RequestPlan) -> WholeReader:
     # nothing here refers to the plan: plans with the same output key share the reader
     tb = tables(plan)
     at_end = tb.content is not None and (tb.content.search("") is not None or "(?<" in tb.content.pattern)
-    return WholeReader(seen, start_state(plan), tb, tp.format if tp is not None else None, read, at_end,
+    tw = _Twins(twin(tb.content, True), tuple(twin(p, True) for p in tb.answer_alts), twin(tb.reasoning_end, True),
+                tuple(twin(p, True) for p in tb.tool_alts), twin(tb.reasoning_call, True))
+    return WholeReader(seen, start_state(plan), tb, tp.format if tp is not None else None, read, tw, at_end,
                        *(_here_for(p) for p in (tb.reasoning_reopen, tb.section_end, tb.separator, tb.answer_start,
                                                 tb.call_start, tb.call_end)))
 
