@@ -5,14 +5,16 @@ output, taken in one pass.
 marker checked again for a longer one more text could make, call objects scanned a character
 at a time, arguments passed through the string mender; 30-70 µs for a one- or two-call
 output. :class:`WholeReader` (built once per plan) takes the same route through a complete
-text and lists the engine's steps (:data:`.engine.Step`); :meth:`.engine.Engine.replay`
-builds the message from them with the engine's own emitters, so whitespace, ids, warnings and
-the call guard are the engine's.
+text and gives the engine's steps (:data:`.build.Step`) to a :class:`.build.MessageBuilder`,
+the engine's own emitters without its reading state (:class:`WholeParse`, once per request,
+is ``Request.parse``'s route), so whitespace, ids, warnings and the call guard are the
+engine's; :func:`whole_steps` lists the steps instead (:meth:`.engine.Engine.replay`).
 
-* Free text runs to where the engine's compiled patterns (:func:`.engine.tables`, the same
-  objects) find their first marker: one search per segment. A regex over the whole message
-  would run its free text lazily, a character at a time (6-17 µs for 200 characters), and
-  would stop at the grammar's markers, not at every marker the engine also reads.
+* Free text runs to where the engine's compiled patterns (:func:`.engine.tables`, or their
+  ``re`` twins, :mod:`.retwin`) find their first marker: one search per segment. A regex over
+  the whole message would run its free text lazily, a character at a time (6-17 µs for 200
+  characters), and would stop at the grammar's markers, not at every marker the engine also
+  reads. A marker expected in place is matched with the white space before it in one match.
 * A call in a JSON layout (``{"name": "NAME", "arguments": {...}}``, an id member before or
   after them) or a tagged one with JSON arguments (``<function=NAME>{...}</function>``) is one
   anchored regex over its header, compiled once per plan from the format, then one strict C
