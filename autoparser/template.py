@@ -23,7 +23,7 @@ from .render.compat import render_compat
 from .runtime.engine import Engine
 from .runtime.envelope import EnvelopeEngine
 from .runtime.message import Message
-from .runtime.whole import whole_steps
+from .runtime.whole import WholeParse
 from .selftest import SelfTestResult, Verification, self_test, verification
 
 logger = logging.getLogger("autoparser")
@@ -292,14 +292,19 @@ class Request:
     # ------------------------------------------------------------ parsing
     def parse(self, text: str, partial: bool = False) -> Message:
         """Parse a complete model output (or, with ``partial``, a prefix of one). Never raises on output."""
-        engine = self._engine()
         if not partial:
             # the well-formed route in one pass, else the engine's (a turn envelope: its own reader)
-            steps = whole_steps(self.plan, text) if self.analysis.envelope is None else None
-            return engine.replay(text, steps) if steps is not None else engine.parse_whole(text)
+            whole = self._whole
+            msg = whole.parse(text, self.warnings) if whole is not None else None
+            return msg if msg is not None else self._engine().parse_whole(text)
+        engine = self._engine()
         engine.feed(text)
         engine.finish_partial()
         return engine.msg
+
+    @cached_property
+    def _whole(self) -> WholeParse | None:
+        return WholeParse(self.plan) if self.analysis.envelope is None else None
 
     def stream(self) -> StreamParser:
         return StreamParser(self._engine())

@@ -17,7 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from autoparser.values.validate import compile_schema
+from autoparser.values.patterns import Deadline
+from autoparser.values.validate import Compiler, compile_schema, schema_check
 
 OPEN = {"additionalProperties": True}
 SCHEMAS: dict[str, dict[str, Any]] = {
@@ -84,3 +85,36 @@ def test_every_schema_accepts_and_refuses_something(name: str) -> None:
                {"k": [{"k": []}]}, {"k": [{"k": 1}]}, {"yes": 1}, {"no": 1}, {"a": 1, "c": 2}]
     verdicts = {check(v, "arguments") is None for v in samples}
     assert verdicts == {True, False}
+
+
+# tool schemas of the shape schema_check's quick test reads, and some just outside it
+QUICK_SCHEMAS: dict[str, Any] = {
+    "typed": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string", "description": "b"},
+                                               "c": {"type": ["number", "null"]}}, "required": ["a"]},
+    "enums": {"type": "object", "properties": {"b": {"type": "string", "enum": ["x", "abc", 1]},
+                                               "k": {"enum": ["a", None]}, "yes": True, "no": {}},
+              "required": ["b"], "additionalProperties": False},
+    "open": {"properties": {"a": {"type": "boolean"}}, "additionalProperties": {"type": "integer"}},
+    "no_properties": {"type": "object"},
+    "enum_not_string": {"type": "object", "properties": {"a": {"type": "integer", "enum": ["a", 3]}}},
+    "required_string": {"type": "object", "properties": {"a": {"type": "integer"}}, "required": "ab"},
+    "outside": {"type": "object", "properties": {"a": {"type": "integer", "minimum": 3}}},
+    "nullable": {"type": "object", "nullable": True, "properties": {"a": {"type": "integer"}}},
+}
+
+
+@pytest.mark.parametrize("name", sorted(QUICK_SCHEMAS))
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(value=VALUES)
+def test_quick_test_keeps_the_verdict(name: str, value: Any) -> None:
+    """``schema_check`` (a quick test in front of the compiled check) gives the compiled check's verdict."""
+    schema = QUICK_SCHEMAS[name]
+    assert schema_check(schema)(value, Deadline()) == Compiler(schema).compile(schema)(value, Deadline())
+
+
+def test_quick_test_reads_common_tool_schemas() -> None:
+    from autoparser.values.validate import _quick_accept
+    assert _quick_accept(QUICK_SCHEMAS["typed"]) is not None and _quick_accept(QUICK_SCHEMAS["enums"]) is not None
+    assert _quick_accept(QUICK_SCHEMAS["outside"]) is None and _quick_accept(QUICK_SCHEMAS["nullable"]) is None
+    accept = _quick_accept(QUICK_SCHEMAS["enums"])
+    assert accept is not None and accept({"b": "x", "k": "a"}) and not accept({"b": 1}) and not accept({"k": "a"})

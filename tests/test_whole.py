@@ -1,7 +1,7 @@
 """The whole-text fast path gives the engine's message, field for field.
 
 ``Request.parse(text)`` reads well-formed output in one pass (``runtime/whole.py``:
-``whole_steps`` finds the engine's steps, ``Engine.replay`` builds the message) and leaves
+``WholeReader`` finds the engine's steps, ``MessageBuilder`` builds the message from them) and leaves
 everything else to the engine's ``parse_whole``. For every fixture template and a
 deterministic sample of the shared corpus, each scenario is parsed under several request
 options, then cut at every position between two characters that are not both letters or
@@ -54,8 +54,15 @@ def engine_parse(req: Request, text: str) -> Message:
 
 
 def fast_parse(req: Request, text: str) -> Message | None:
+    """``req.parse``'s well-formed route (None: off it), checked against the steps ``whole_steps`` lists
+    and the engine's replay of them."""
+    whole = req._whole
+    msg = whole.parse(text, req.warnings) if whole is not None else None
     steps = whole_steps(req.plan, text)
-    return None if steps is None else req._engine().replay(text, steps)
+    assert (msg is None) == (steps is None)
+    if steps is not None:
+        assert req._engine().replay(text, steps) == msg
+    return msg
 
 
 def variants(text: str, seed: str) -> list[str]:

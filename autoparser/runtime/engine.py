@@ -18,8 +18,6 @@ section) and ``call`` (inside one call, driven by a call reader).
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,10 +27,9 @@ from .. import ir
 from .. import markers as mk
 from ..analysis.model import ToolFormat
 from ..plan import PerPlan, RequestPlan, name_prefix_pattern
-from ..values.argfit import FitStream
+from .build import MessageBuilder, Step
 from .calls import CallReader
-from .guard import check_calls, guard_for
-from .message import Message, ToolCall
+from .message import Message
 from .readers import make_call_reader
 
 WS = " \t\r\n"
@@ -152,38 +149,19 @@ def start_state(plan: RequestPlan) -> str:
     return ir.message_grammar(plan).begins
 
 
-#: What a whole-text reader found, in order (:meth:`Engine.replay`): ``("content", text)``,
-#: ``("reasoning", text)``, ``("boundary",)`` (a marker was dropped), ``("calls",)`` (calls begin
-#: or end), ``("call", name, call_id, arguments, value)`` (``value``: the decoded arguments, or
-#: None when the guard is to decode them).
-Step = tuple[Any, ...]
-
-
-class Engine:
-    """Incremental parser producing deltas and a message."""
+class Engine(MessageBuilder):
+    """Incremental parser producing deltas and a message (the emitters are :class:`.build.MessageBuilder`'s)."""
 
     def __init__(self, plan: RequestPlan) -> None:
-        self.plan = plan
-        r = plan.reasoning
         self.tools: ToolFormat | None = plan.tools.format if plan.tools is not None else None
-        self._schemas: Mapping[str, Mapping[str, Any]] = plan.tools.schemas if plan.tools is not None else {}
         self.buf = ""
         self.pos = 0
-        self.msg = Message()
-        self._parts: dict[str, list[str]] = {"content": [], "reasoning_content": []}
-        self._arg_parts: list[list[str]] = []
-        self._fits: list[FitStream | None] = []   # per call: its arguments reshaped by the tool's schema
-        self._args_seen: list[bool] = []
-        self._fit_notes: set[str] = set()
-        self.deltas: list[dict[str, Any]] = []
         self.state = start_state(plan)
         self._scan = 0                   # where the tentative search resumes
         self._rscan = -1                 # a call opener inside reasoning: where the search for its end resumes
         self._content_ws: str | None = None   # the answer's whitespace before a block inside it
         self._fence = False              # a ``` code fence is open in the answer
         self._fence_tail = ""            # the answer's last two characters (a fence split across chunks)
-        self._pending_ws = ""            # trailing whitespace held back in content/reasoning
-        self._segment_start = True       # skip leading whitespace of a new content/reasoning segment
         self._call: CallReader | None = None
         self._in_section = False
         self._aside_from = 0             # where a message to another recipient began
@@ -192,22 +170,7 @@ class Engine:
         tables = self._t = _tables(plan)
         self.section_end = tables.section_end
         self._named_call = tables.named_call
-        # reasoning_format "none": the prompt's open block is put back in the content before the model's
-        # first text, or at the end (not when a call comes first: the call ends the empty block)
-        self._inline = r.inline_prefix if r.open_at_start and not r.extract else ""
-        if plan.prefill.reasoning:
-            self.prefill_reasoning(plan.prefill.reasoning, still_open=plan.prefill.reasoning_open)
-        if plan.prefill.content:
-            self.prefill_content(plan.prefill.content)
-
-    # ------------------------------------------------------------ patterns
-    def schema(self, name: str) -> Mapping[str, Any]:
-        """The parameters schema of tool ``name`` ({} when unknown)."""
-        return self._schemas.get(name) or {}
-
-    def emit_content(self, text: str, raw: bool = False) -> None:
-        """Text a call reader gives back as content."""
-        self._content(text, raw)
+        super().__init__(plan)
 
     # ------------------------------------------------------------ API
     def feed(self, chunk: str) -> list[dict[str, Any]]:
@@ -229,16 +192,6 @@ class Engine:
             self._guard()
         return self._take()
 
-    def _guard(self, values: Mapping[int, Any] | None = None) -> None:
-        """Mark the calls that do not fit the request's tools, its ``tool_choice`` or its
-        ``parallel_tool_calls`` (``ToolCall.invalid``), with a warning each, and warn when a required
-        call is missing; ``values`` holds arguments already decoded, by call index."""
-        if self.plan.tools is None:
-            return
-        found = values or {}
-        for warning in check_calls(self.plan, self.msg.tool_calls, found.get):
-            self.warn(warning, malformed=False)
-
     def parse_whole(self, text: str) -> Message:
         """``feed(text)`` and ``finish()``, without the deltas a stream would get."""
         if self._finished or self.buf:
@@ -251,31 +204,13 @@ class Engine:
 
     def replay(self, text: str, steps: list[Step]) -> Message:
         """The message for the whole ``text`` from the steps a whole-text reader took through it
-        (:mod:`.whole`): the emitters ``feed`` uses build it, so whitespace, ids, warnings and the
-        call guard are the engine's. The steps must be the ones ``parse_whole`` would take."""
+        (:mod:`.whole`; :meth:`.build.MessageBuilder.build`). The steps must be the ones
+        ``parse_whole`` would take."""
         if self._finished or self.buf:
             raise RuntimeError("replay() on an engine already fed")
-        values: dict[int, Any] = {}
-        for step in steps:
-            kind = step[0]
-            if kind == "content":
-                self._free_text(step[1])
-            elif kind == "reasoning":
-                self._reasoning(step[1])
-            elif kind == "boundary":
-                self._boundary()
-            elif kind == "calls":
-                self._call_boundary()
-            else:
-                index = self.call_header(step[1], step[2])
-                value = self._decoded_args(index, step[3], step[4])
-                if value is not None:
-                    values[index] = value
         self.buf, self.pos, self.state = text, len(text), "content"
-        self._close_all()       # as finish(): nothing is left but what the engine writes at the end
         self._finished = True
-        self.sync()
-        self._guard(values)
+        self.build(steps)
         self.deltas = []
         return self.msg
 
@@ -289,151 +224,10 @@ class Engine:
         self._finished = True
         self.sync()
 
-    def prefill_content(self, text: str) -> None:
-        """``continue_final_message``: the prompt already holds this part of the answer."""
-        self._emit_text("content", text, raw=True)
-
-    def prefill_reasoning(self, text: str, still_open: bool) -> None:
-        """``continue_final_message``: reasoning the prompt already holds."""
-        self._parts["reasoning_content"].append(text)
-        self.deltas.append({"reasoning_content": text})
-        self._segment_start = not still_open
-
     def _take(self) -> list[dict[str, Any]]:
         out, self.deltas = self.deltas, []
         return out
 
-    # ------------------------------------------------------------ emitters
-    def _content(self, text: str, raw: bool = False) -> None:
-        self._emit_text("content", text, raw)
-
-    def _reasoning(self, text: str) -> None:
-        self._emit_text("reasoning_content", text, False)
-
-    def _emit_text(self, key: str, text: str, raw: bool) -> None:
-        if not text:
-            return
-        if self._inline and key == "content":
-            if not text.strip(WS):
-                self._inline += text
-                return
-            prefix, self._inline = self._inline, ""
-            self._emit_text(key, prefix, raw=True)
-        if raw:
-            out = self._pending_ws + text
-            self._pending_ws = ""
-            self._segment_start = False
-        else:
-            if self._segment_start:
-                text = text.lstrip(WS)
-                if not text:
-                    return
-                self._segment_start = False
-            body = text.rstrip(WS)
-            tail = text[len(body):]
-            if not body:
-                self._pending_ws += tail
-                return
-            out = self._pending_ws + body
-            self._pending_ws = tail
-        self._parts[key].append(out)
-        self.deltas.append({key: out})
-
-    def _boundary(self) -> None:
-        """A marker was recognised: whitespace around it belongs to the marker."""
-        self._pending_ws = ""
-        self._segment_start = True
-
-    def _call_boundary(self) -> None:
-        """Calls begin or end here: whitespace outside the call markers belongs to the content around
-        them (``"Intro.\\n<call>...</call>\\nOutro."`` keeps both newlines), but the answer's own
-        leading and trailing whitespace is still trimmed."""
-        if not self._parts["content"]:
-            self._boundary()
-            return
-        self._segment_start = False
-
-    def call_header(self, name: str, call_id: str) -> int:
-        self._inline = ""
-        index = len(self.msg.tool_calls)
-        if not call_id:
-            call_id = f"{self.plan.id_prefix}{index}"
-        self.msg.tool_calls.append(ToolCall(name=name, id=call_id))
-        self._arg_parts.append([])
-        self._args_seen.append(False)
-        fit = guard_for(self.plan).fit_for(name) if self.plan.tools is not None else None
-        self._fits.append(FitStream(fit) if fit is not None else None)
-        self.deltas.append({"tool_calls": [{"index": index, "id": call_id, "type": "function",
-                                            "function": {"name": name, "arguments": ""}}]})
-        return index
-
-    def call_args(self, index: int, fragment: str) -> None:
-        if not fragment:
-            return
-        self._args_seen[index] = True
-        fit = self._fits[index]
-        if fit is not None:
-            fragment = fit.feed(fragment)
-            self._note_fit(fit)
-        self._send_args(index, fragment)
-
-    def _send_args(self, index: int, fragment: str) -> None:
-        if fragment:
-            self._arg_parts[index].append(fragment)
-            self.deltas.append({"tool_calls": [{"index": index, "function": {"arguments": fragment}}]})
-
-    def _note_fit(self, fit: FitStream) -> None:
-        for note in fit.notes:
-            if note not in self._fit_notes:
-                self._fit_notes.add(note)
-                self.warn(note, malformed=False)
-
-    def _flush_fits(self) -> None:
-        """The output ended: argument text held for reshaping goes out as written."""
-        for index, fit in enumerate(self._fits):
-            if fit is not None:
-                self._send_args(index, fit.flush())
-
-    def _decoded_args(self, index: int, text: str, value: Any) -> Any:
-        """Arguments a whole-text reader read at once (``value``: decoded, or None): sent as the stream
-        would send them; returns their decoded value when it is the text's (for the guard)."""
-        fit = self._fits[index]
-        if fit is not None:
-            if value is None:
-                try:
-                    value = json.loads(text)
-                except (ValueError, RecursionError):
-                    value = None
-            if value is None or fit.fit.whole(value) is not None:
-                self.call_args(index, text)   # something to reshape (or unreadable): as a stream reads it
-                return None
-            fit.raw = True
-        self._args_seen[index] = bool(text)
-        self._send_args(index, text)
-        return value
-
-    def has_args(self, index: int) -> bool:
-        return self._args_seen[index]
-
-    def sync(self) -> Message:
-        """Join the collected pieces into ``self.msg`` (joining once keeps streaming linear)."""
-        for key in ("content", "reasoning_content"):
-            parts = self._parts[key]
-            if len(parts) > 1:
-                parts[:] = ["".join(parts)]
-            setattr(self.msg, key, parts[0] if parts else None)
-        for call, parts in zip(self.msg.tool_calls, self._arg_parts, strict=True):
-            if len(parts) > 1:
-                parts[:] = ["".join(parts)]
-            call.arguments = parts[0] if parts else ""
-        return self.msg
-
-    def warn(self, text: str, malformed: bool = True) -> None:
-        self.msg.warnings.append(text)
-        if malformed:
-            self.msg.malformed = True
-
-    # ------------------------------------------------------------ main loop
     def _run(self, final: bool) -> None:
         while final or self.pos < len(self.buf):
             before = (self.state, self.pos)
@@ -857,9 +651,7 @@ class Engine:
         if rest.strip():
             self._content(rest, raw=True)
         self.pos = len(self.buf)
-        if self._inline:
-            prefix, self._inline = self._inline, ""
-            self._emit_text("content", prefix, raw=True)
+        self._end_inline()
 
 
 def first_hit(hits: list[Hit]) -> Hit:

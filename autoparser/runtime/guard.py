@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from ..plan import PerPlan, RequestPlan, named_tool
 from ..values.argfit import ArgsFit
 from ..values.patterns import Deadline
-from ..values.validate import Check, Compiler, compile_schema
+from ..values.validate import Check, compile_schema, schema_check
 from .message import ToolCall
 
 
@@ -47,7 +47,7 @@ class CallGuard:
         if check is None:
             schema = self._schemas.get(name) or {}
             try:
-                check = Compiler(schema).compile(schema)
+                check = schema_check(schema)
             except (ValueError, TypeError, RecursionError) as e:   # a schema apply() did not see
                 why = f": the tool's schema cannot be checked ({type(e).__name__})"
                 check = _refuse(why)
@@ -57,9 +57,10 @@ class CallGuard:
     def fit_for(self, name: str) -> ArgsFit | None:
         """What tool ``name``'s schema says about arguments written in another shape (None when the
         tool is not declared or its schema reshapes nothing)."""
-        if name in self._fits:
-            return self._fits[name]
-        fit = None
+        known = self._fits.get(name, _UNSET)
+        if known is not _UNSET:
+            return cast("ArgsFit | None", known)
+        fit: ArgsFit | None = None
         if name in self.names:
             check = self._check_for(name)
             fit = ArgsFit(self._schemas.get(name) or {}, lambda value: check(value, Deadline()) is None)
@@ -87,10 +88,13 @@ class CallGuard:
         if not self.names:
             return None
         try:
-            reason = self._check_for(name)(args, deadline or Deadline())
+            reason = (self._checks.get(name) or self._check_for(name))(args, deadline or Deadline())
         except RecursionError:
             return "arguments are nested too deeply to check"
         return "arguments" + reason if reason else None
+
+
+_UNSET: Any = object()
 
 
 def _refuse(why: str) -> Check:
@@ -124,11 +128,13 @@ def request_warnings(plan: RequestPlan, calls: Sequence[ToolCall]) -> list[str]:
     return [f"the output holds no tool call, but the request asks for {asked}"]
 
 
-def check_calls(plan: RequestPlan, calls: Sequence[ToolCall], values: Callable[[int], Any]) -> list[str]:
+def check_calls(plan: RequestPlan, calls: Sequence[ToolCall], values: Callable[[int], Any],
+                guard: CallGuard | None = None) -> list[str]:
     """Mark every call that may not be run (``ToolCall.invalid``) and return the message's warnings:
     one per marked call, and :func:`request_warnings`. ``values(i)`` is call ``i``'s arguments
-    decoded already, or None. The pattern searches of all the calls share one :class:`Deadline`."""
-    guard = guard_for(plan)
+    decoded already, or None; ``guard`` is the plan's (:data:`guard_for`; looked up when not given).
+    The pattern searches of all the calls share one :class:`Deadline`."""
+    guard = guard or guard_for(plan)
     deadline = Deadline()
     out = []
     for i, call in enumerate(calls):

@@ -5,14 +5,16 @@ output, taken in one pass.
 marker checked again for a longer one more text could make, call objects scanned a character
 at a time, arguments passed through the string mender; 30-70 µs for a one- or two-call
 output. :class:`WholeReader` (built once per plan) takes the same route through a complete
-text and lists the engine's steps (:data:`.engine.Step`); :meth:`.engine.Engine.replay`
-builds the message from them with the engine's own emitters, so whitespace, ids, warnings and
-the call guard are the engine's.
+text and gives the engine's steps (:data:`.build.Step`) to a :class:`.build.MessageBuilder`,
+the engine's own emitters without its reading state (:class:`WholeParse`, once per request,
+is ``Request.parse``'s route), so whitespace, ids, warnings and the call guard are the
+engine's; :func:`whole_steps` lists the steps instead (:meth:`.engine.Engine.replay`).
 
-* Free text runs to where the engine's compiled patterns (:func:`.engine.tables`, the same
-  objects) find their first marker: one search per segment. A regex over the whole message
-  would run its free text lazily, a character at a time (6-17 µs for 200 characters), and
-  would stop at the grammar's markers, not at every marker the engine also reads.
+* Free text runs to where the engine's compiled patterns (:func:`.engine.tables`, or their
+  ``re`` twins, :mod:`.retwin`) find their first marker: one search per segment. A regex over
+  the whole message would run its free text lazily, a character at a time (6-17 µs for 200
+  characters), and would stop at the grammar's markers, not at every marker the engine also
+  reads. A marker expected in place is matched with the white space before it in one match.
 * A call in a JSON layout (``{"name": "NAME", "arguments": {...}}``, an id member before or
   after them) or a tagged one with JSON arguments (``<function=NAME>{...}</function>``) is one
   anchored regex over its header, compiled once per plan from the format, then one strict C
@@ -36,9 +38,10 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import regex
 
@@ -46,15 +49,37 @@ from .. import markers as mk
 from ..analysis.model import ToolFormat
 from ..plan import PerPlan, RequestPlan
 from ..values.decode import args_text
+from .build import MessageBuilder, Step, StepSink
 from .calls import name_stops
-from .engine import Hit, Step, Tables, first_hit, start_state, tables
+from .engine import Hit, Tables, first_hit, start_state, tables
+from .guard import guard_for
 from .message import Message, ToolCall
 from .readers import make_call_reader
+from .retwin import twin
 
 WS = " \t\r\n"          # what the engine skips before a marker or a JSON value
 _JWS = "[ \t\r\n]*"
 _BOUNDARY: Step = ("boundary",)
 _CALLS: Step = ("calls",)
+
+
+class _Steps(list[Step]):
+    """The steps listed (:func:`whole_steps`)."""
+
+    def put_content(self, text: str) -> None:
+        self.append(("content", text))
+
+    def put_reasoning(self, text: str) -> None:
+        self.append(("reasoning", text))
+
+    def put_boundary(self) -> None:
+        self.append(_BOUNDARY)
+
+    def put_calls(self) -> None:
+        self.append(_CALLS)
+
+    def put_call(self, name: str, call_id: str, text: str, value: Any) -> None:
+        self.append(("call", name, call_id, text, value))
 _NO_NAME_CHARS = frozenset('\n<>{}"\\')     # names the engine refuses or a JSON string escapes
 
 
@@ -88,6 +113,31 @@ def _here(pat: regex.Pattern[str] | None, text: str, pos: int) -> int:
     if pat.match(text, i, partial=True) is not None:
         raise _Off
     return -1
+
+
+def _here_for(pat: regex.Pattern[str] | None) -> Callable[[str, int], int]:
+    """:func:`_here` for one marker, the white space before it read by the same match (possessive,
+    as the loop in :func:`_here` reads it); :func:`_here` itself where the marker is not there."""
+    if pat is None:
+        return lambda text, pos: pos
+    lead = None
+    if "\\G" not in pat.pattern:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                lead = twin(regex.compile(r"([ \t\r\n]*+)(?:" + pat.pattern + ")", cache_pattern=False))
+        except (regex.error, Warning):
+            lead = None
+    if lead is None:
+        return lambda text, pos: _here(pat, text, pos)
+    match = lead.match
+
+    def here(text: str, pos: int) -> int:
+        m = match(text, pos)
+        if m is None:
+            return _here(pat, text, pos) if pos < len(text) else -1
+        return m.end() if m.end(1) < len(text) else -1     # nothing but white space: no marker here
+    return here
 
 
 class _Off(Exception):
@@ -177,7 +227,7 @@ def _tagged_reader(t: ToolFormat, names: tuple[str, ...]) -> CallRead | None:
     # the name is stripped (any white space around it), the markers are found after JSON white space
     p_head = regex.compile(_JWS + mk.pattern(t.name_prefix) + r"\s*" + name + r"\s*" + mk.pattern(t.name_suffix) + _JWS,
                            cache_pattern=False)
-    p_close = mk.compile_marker(t.call_close)
+    close_here = _here_for(mk.compile_marker(t.call_close))
     strings = t.args_as_string
 
     def read(plan: RequestPlan, text: str, pos: int) -> tuple[str, str, str, Any, int] | None:
@@ -193,7 +243,7 @@ def _tagged_reader(t: ToolFormat, names: tuple[str, ...]) -> CallRead | None:
             raw, value = args_text(raw, False), _NOT_DECODED
         elif not isinstance(value, (dict, list)):
             return None
-        close = _here(p_close, text, end)
+        close = close_here(text, end)
         return h.group("name"), "", raw, value, (close if close >= 0 else end)
     return read
 
@@ -251,6 +301,17 @@ def _engine_reader(t: ToolFormat) -> CallRead:
     return read
 
 
+@dataclass(frozen=True)
+class _Twins:
+    """The engine's patterns the reader searches with, as :func:`.retwin.twin` gives them."""
+
+    content: re.Pattern[str] | regex.Pattern[str] | None
+    answer_alts: tuple[re.Pattern[str] | regex.Pattern[str] | None, ...]
+    reasoning_end: re.Pattern[str] | regex.Pattern[str] | None
+    tool_alts: tuple[re.Pattern[str] | regex.Pattern[str] | None, ...]
+    reasoning_call: re.Pattern[str] | regex.Pattern[str] | None
+
+
 @dataclass(frozen=True, eq=False)
 class WholeReader:
     """The steps of one plan's well-formed outputs (built once per plan)."""
@@ -260,17 +321,30 @@ class WholeReader:
     tb: Tables                      # the engine's compiled patterns
     fmt: ToolFormat | None          # the format of the calls (None: no calls)
     read_call: CallRead | None      # None: calls are left to the engine
+    # _here of the markers the calls' route matches in place
+    tw: _Twins                      # the patterns searched, as ``re`` twins where they have one
+    stop_at_end: bool               # a content stop may match at the end of a text (empty, or looking back)
+    reopen_here: Callable[[str, int], int]
+    section_end_here: Callable[[str, int], int]
+    separator_here: Callable[[str, int], int]
+    answer_start_here: Callable[[str, int], int]
+    call_start_here: Callable[[str, int], int]
+    call_end_here: Callable[[str, int], int]
 
     def steps(self, plan: RequestPlan, text: str) -> list[Step] | None:
         """The engine's steps through ``text``, or None when it leaves the well-formed route."""
-        try:
-            return self._steps(plan, text)
-        except _Off:
-            return None
+        out = _Steps()
+        return out if self.read(plan, text, out) else None
 
-    def _steps(self, plan: RequestPlan, text: str) -> list[Step] | None:
-        tb = self.tb
-        out: list[Step] = []
+    def read(self, plan: RequestPlan, text: str, out: StepSink) -> bool:
+        """The engine's steps through ``text``, given to ``out`` as they are found; False when the text
+        leaves the well-formed route (``out`` has then been given the steps up to there)."""
+        try:
+            return self._steps(plan, text, out)
+        except _Off:
+            return False
+
+    def _steps(self, plan: RequestPlan, text: str, out: StepSink) -> bool:
         pos = 0
         if self.start == "tentative":
             pos = self._tentative(text, out)
@@ -278,95 +352,95 @@ class WholeReader:
             pos = self._reasoning(text, 0, out)
         fence, tail, seen = False, "", self.seen
         calls = 0       # calls so far in the message
-        content = tb.content
+        content = self.tw.content
         n = len(text)
+        at_end = self.stop_at_end
         while True:
-            m = content.search(text, pos) if content is not None else None
+            m = content.search(text, pos) if content is not None and (pos < n or at_end) else None
             stop = m.start() if m is not None else n
             if stop > pos:
                 piece = text[pos:stop]
-                out.append(("content", piece))
+                out.put_content(piece)
                 s = tail + piece       # as the engine tracks a ``` fence in the answer
                 if "```" in s and s.count("```") % 2:
                     fence = not fence
                 tail = s[-2:]
                 seen = seen or bool(piece.strip(WS))
             if m is None:
-                return out
+                return True
             kind = m.lastgroup or ""
             at = m.end()
             if fence and kind[:1] == "t":      # call markup inside a code fence: quoted text
                 piece = m.group()
-                out.append(("content", piece))
+                out.put_content(piece)
                 s = tail + piece
                 if "```" in s and s.count("```") % 2:
                     fence = not fence
                 tail = s[-2:]
                 seen = seen or bool(piece.strip(WS))
+            elif kind in ("tsection", "tcall", "tname"):
+                out.put_calls()
+                at, calls = self._calls(plan, text, m.start() if kind == "tname" else at, out, calls,
+                                        section=kind == "tsection")
+                out.put_calls()
             elif kind == "rstart" and not seen:
-                out.append(_BOUNDARY)
+                out.put_boundary()
                 at = self._reasoning(text, at, out)
             elif kind in ("rend", "rstray", "send") or kind.startswith(("stop", "cwrap")):
-                out.append(_BOUNDARY)
+                out.put_boundary()
             elif kind == "rstray2":
                 pass
             elif kind.startswith("xclose"):
-                out.append(_CALLS)
-            elif kind in ("tsection", "tcall", "tname"):
-                out.append(_CALLS)
-                at, calls = self._calls(plan, text, m.start() if kind == "tname" else at, out, calls,
-                                        section=kind == "tsection")
-                out.append(_CALLS)
+                out.put_calls()
             else:
-                return None
+                return False
             if at <= pos:
-                return None
+                return False
             pos = at
 
-    def _tentative(self, text: str, out: list[Step]) -> int:
+    def _tentative(self, text: str, out: StepSink) -> int:
         """Reasoning without its opener: reasoning if its end comes before a call or an answer marker."""
-        tb = self.tb
-        hits: list[Hit] = []
-        for alt in tb.answer_alts:
-            m = alt.search(text, 0)
-            if m is not None:
-                hits.append((m.start(), 1, m))
-        if tb.reasoning_end is not None:
-            m = tb.reasoning_end.search(text, 0)
-            if m is not None:
-                hits.append((m.start(), 0, m))
-        for alt in tb.tool_alts:
-            m = alt.search(text, 0)
-            if m is not None:
-                hits.append((m.start(), 1, m))
+        tw = self.tw
+        hits: list[Hit] = []     # (``re`` matches among them: first_hit reads their start and end only)
+        # only a hit that starts no later than the first one found can come first: at the text's start, a
+        # match there is all that is left to look for
+        first = -1      # where the first hit so far starts
+        for kind, alts in ((1, tw.answer_alts), (0, (tw.reasoning_end,)), (1, tw.tool_alts)):
+            for alt in alts:
+                if alt is not None:
+                    m = alt.match(text, 0) if first == 0 else alt.search(text, 0)
+                    if m is not None:
+                        hits.append((m.start(), kind, cast("regex.Match[str]", m)))
+                        first = m.start() if first < 0 else min(first, m.start())
         if not hits:
             return 0
-        at, kind, m = first_hit(hits)
+        at, kind, m = first_hit(hits) if len(hits) > 1 else hits[0]
         if kind:
             return 0
-        out.append(("reasoning", text[:at]))
-        out.append(_BOUNDARY)
+        out.put_reasoning(text[:at])
+        out.put_boundary()
         return m.end()
 
-    def _reasoning(self, text: str, pos: int, out: list[Step]) -> int:
+    def _reasoning(self, text: str, pos: int, out: StepSink) -> int:
         """A reasoning block from ``pos`` to its end marker."""
         tb = self.tb
-        if tb.reasoning_reopen is not None and _here(tb.reasoning_reopen, text, pos) >= 0:
+        if tb.reasoning_reopen is not None and self.reopen_here(text, pos) >= 0:
             raise _Off      # the opener written again: the engine drops it
-        if tb.reasoning_end is None:
+        end = self.tw.reasoning_end
+        if end is None:
             raise _Off
-        m = tb.reasoning_end.search(text, pos)
+        m = end.search(text, pos)
         if m is None:
             raise _Off      # never closed: the engine flags the message truncated
-        if tb.reasoning_call is not None:
-            c = tb.reasoning_call.search(text, pos)
+        if self.tw.reasoning_call is not None:
+            c = self.tw.reasoning_call.search(text, pos)
             if c is not None and c.start() < m.start():
                 raise _Off  # a call marker inside the block
-        out.append(("reasoning", text[pos:m.start()]))
-        out.append(_BOUNDARY)
+        out.put_reasoning(text[pos:m.start()])
+        out.put_boundary()
         return m.end()
 
-    def _calls(self, plan: RequestPlan, text: str, pos: int, out: list[Step], count: int,
+    def _calls(self, plan: RequestPlan, text: str, pos: int, out: StepSink, count: int,
                section: bool) -> tuple[int, int]:
         """Calls from ``pos`` (a section's inside, or a call's start): where content resumes, and
         the number of calls in the message so far (``count`` before)."""
@@ -378,17 +452,17 @@ class WholeReader:
         while True:
             if not in_call:     # between calls: the section's end, a separator, the next call
                 if t.section_end:
-                    end = _here(tb.section_end, text, pos)
+                    end = self.section_end_here(text, pos)
                     if end >= 0:
                         return end, count
                 if count and t.separator:
-                    end = _here(tb.separator, text, pos)
+                    end = self.separator_here(text, pos)
                     if end > pos:
                         pos = end
                 if t.call_start:
-                    if tb.answer_start is not None and _here(tb.answer_start, text, pos) >= 0:
+                    if tb.answer_start is not None and self.answer_start_here(text, pos) >= 0:
                         return pos, count     # the answer's start, which begins like a call's
-                    end = _here(tb.call_start, text, pos)
+                    end = self.call_start_here(text, pos)
                     if end < 0:
                         return pos, count
                     pos = end
@@ -413,10 +487,10 @@ class WholeReader:
             if call is None:
                 raise _Off
             name, call_id, args, value, pos = call
-            out.append(("call", name, call_id, args, value))
+            out.put_call(name, call_id, args, value)
             count += 1
             if t.call_end:
-                end = _here(tb.call_end, text, pos)
+                end = self.call_end_here(text, pos)
                 if end >= 0:
                     pos = end
             if not (section or not t.section_start):
@@ -437,10 +511,36 @@ def _reader(plan: RequestPlan) -> WholeReader:
         if read is None:
             read = _engine_reader(t)
     # nothing here refers to the plan: plans with the same output key share the reader
-    return WholeReader(seen, start_state(plan), tables(plan), tp.format if tp is not None else None, read)
+    tb = tables(plan)
+    at_end = tb.content is not None and (tb.content.search("") is not None or "(?<" in tb.content.pattern)
+    tw = _Twins(twin(tb.content, True), tuple(twin(p, True) for p in tb.answer_alts), twin(tb.reasoning_end, True),
+                tuple(twin(p, True) for p in tb.tool_alts), twin(tb.reasoning_call, True))
+    return WholeReader(seen, start_state(plan), tb, tp.format if tp is not None else None, read, tw, at_end,
+                       *(_here_for(p) for p in (tb.reasoning_reopen, tb.section_end, tb.separator, tb.answer_start,
+                                                tb.call_start, tb.call_end)))
 
 
 _readers: PerPlan[WholeReader] = PerPlan(_reader, shared=True)
+
+
+class WholeParse:
+    """``Request.parse``'s well-formed route for one request plan: its reader and its call guard,
+    looked up once (a request parses many outputs)."""
+
+    __slots__ = ("guard", "plan", "reader")
+
+    def __init__(self, plan: RequestPlan) -> None:
+        self.plan = plan
+        self.reader = _readers(plan)
+        self.guard = guard_for(plan) if plan.tools is not None else None
+
+    def parse(self, text: str, warnings: list[str]) -> Message | None:
+        """The message of the complete output ``text`` (``warnings`` first among its warnings), or None
+        when the text is off the well-formed route and the engine must read it."""
+        builder = MessageBuilder(self.plan, self.guard, live=False)
+        if warnings:
+            builder.msg.warnings.extend(warnings)
+        return builder.done() if self.reader.read(self.plan, text, builder) else None
 
 
 def whole_steps(plan: RequestPlan, text: str) -> list[Step] | None:
@@ -452,4 +552,4 @@ def whole_steps(plan: RequestPlan, text: str) -> list[Step] | None:
     return _readers(plan).steps(plan, text)
 
 
-__all__ = ["WholeReader", "whole_steps"]
+__all__ = ["WholeParse", "WholeReader", "whole_steps"]

@@ -112,6 +112,9 @@ class ArgsFit:
             return None
         notes: list[str] = []
         inner = self._unwrapped(value)
+        if inner is None and (not self.decoded or not any(isinstance(v, str) and k in self.decoded
+                                                          for k, v in value.items())):
+            return None     # no wrapper, no string where the schema wants a container: nothing changes
         if inner is not None:
             value = inner
             notes.append(WRAPPED)
@@ -125,7 +128,7 @@ class ArgsFit:
         return (out, list(dict.fromkeys(notes))) if notes else None
 
     def _unwrapped(self, value: dict[str, Any]) -> dict[str, Any] | None:
-        if self.declared is None or not value or any(k in self.declared for k in value):
+        if self.declared is None or not value or not self.declared.isdisjoint(value):
             return None
         inner = None
         for v in value.values():
