@@ -11,6 +11,9 @@ JSON as they arrive.
 What it looks for is compiled from the request's grammar IR (:mod:`autoparser.ir`), the same
 description the strict PEG and the GBNF are printed from (:func:`compile_tables`).
 
+(Over 600 lines: its phases share one state and one position in the text; the emitters that
+build the message are :mod:`.build`, the call readers their own modules.)
+
 States: ``content`` (looking for reasoning, tool or wrapper markers),
 ``reasoning`` (looking for the end marker), ``tools`` (between calls of a
 section) and ``call`` (inside one call, driven by a call reader).
