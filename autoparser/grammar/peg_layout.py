@@ -21,7 +21,6 @@ mapper reads; nothing here imports the runtime.
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +32,7 @@ from ..analysis.layout.model import KEY_AGAIN, CallLayout, Items
 from ..values.codecs import Codec
 from ..values.decode import ItemHow, streams
 from ..values.spelling import Values, schema_types, with_name
+from ..values.written import column_headers
 from .peg_rules import _JSON_RULES, _PYTHON_JSON, _closing, _lit, _Rules, _rx, _seq
 
 if TYPE_CHECKING:
@@ -42,7 +42,6 @@ if TYPE_CHECKING:
 __all__ = ["LayoutRules", "LayoutValue", "Wrapped", "layout_call"]
 
 _GENERIC_KEY = r"[\w.\-]{1,64}"
-MAX_HEADERS = 32       # columns: the header rows a tool's rule lists
 _NAME_WORD = r"[^\s<>\[\]{}\"'|,:=()`]{1,256}"
 
 
@@ -250,18 +249,10 @@ class _Items:
 
     def columns(self, more: str, close: str) -> str:
         """Items written as columns: per header row (the declared keys in the schema's order or sorted,
-        optional ones left out or not; at most :data:`MAX_HEADERS`), that row, then its values."""
+        optional ones left out or not: :func:`~autoparser.values.written.column_headers`), that row, then its
+        values."""
         it, b = self.items, self.b
-        required = set(self.required)
-        orders = [self.keys] + ([sorted(self.keys)] if sorted(self.keys) != self.keys else [])
-        headers: list[list[str]] = []
-        for order in orders:
-            optional = [k for k in order if k not in required]
-            for n in range(len(optional), -1, -1):
-                for left_out in itertools.combinations(optional, len(optional) - n):
-                    header = [k for k in order if k not in left_out]
-                    if header and header not in headers and len(headers) < MAX_HEADERS:
-                        headers.append(header)
+        headers = column_headers(self.keys, self.required)
         key_sep = r"\s*" + mk.lit_source(it.key_sep.strip() or it.key_sep) + r"\s*"
         pre = b.add(self.name("row_pre"), _rx(r"\s*" + mk.lit_source(it.item_pre))) if it.item_pre else ""
         alts = []

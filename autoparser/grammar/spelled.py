@@ -22,13 +22,13 @@ no declared properties takes any keys.
 
 from __future__ import annotations
 
-import itertools
 import json
 from dataclasses import dataclass, replace
 from typing import Any
 
 from autoparser.values.codecs import Codec
 from autoparser.values.spelling import KEY_AGAIN, Items, Slot, Values, schema_types
+from autoparser.values.written import column_headers
 
 from .codecs import codec_string_rule
 from .escaped import codec_copy, frame
@@ -39,7 +39,6 @@ from .schema import _Converter, _group, _infer_type, _is_any, _unique, const_exp
 
 __all__ = ["Follow", "SpelledConverter", "Speller"]
 
-MAX_HEADERS = 32       # columns: the header rows a tool's grammar lists (its optional keys left out or not)
 MAX_OWN_DEPTH = 4      # containers in the encoding's own syntax, nested (deeper: scalars only)
 _KEY = "[A-Za-z0-9_.$@-]{1,64}"   # a key no schema names
 
@@ -410,34 +409,25 @@ class Speller:
             if extra is False:
                 return self.after(nexts)
             return self.repeated(items, extra if isinstance(extra, dict) else {}, f"{name}-any", nexts, depth)
+        if items.columns:
+            return self.columns(items, keys, props, set(required), name, nexts, depth)
         orders = [keys]
         if items.keyed and sorted(keys) != keys:    # templates that print arguments with |dictsort
             orders.append(sorted(keys))
-        if items.columns:
-            return self.columns(items, orders, props, set(required), name, nexts, depth)
         alts = [self.ordered(items, order, props, set(required), f"{name}-{i}" if i else name, nexts, depth)
                 for i, order in enumerate(orders)]
         return _group(_unique(alts))
 
-    def columns(self, items: Items, orders: list[list[str]], props: dict[str, Any], required: set[str], name: str,
+    def columns(self, items: Items, keys: list[str], props: dict[str, Any], required: set[str], name: str,
                 nexts: Next, depth: int) -> str:
-        """Items written as columns: per header (the declared keys in order, the optional ones left out
-        or not; at most :data:`MAX_HEADERS`), that header row, then its values in its order."""
+        """Items written as columns: per header (:func:`~autoparser.values.written.column_headers`),
+        that header row, then its values in its order; no header at all when nothing is required."""
         row = replace(items, open="", keyed=False, columns=False)
-        alts: list[str] = []
-        for order in orders:
-            optional = [k for k in order if k not in required]
-            for n in range(len(optional) + 1):
-                for left_out in itertools.combinations(optional, len(optional) - n):
-                    header = [k for k in order if k not in left_out]
-                    if len(alts) >= MAX_HEADERS:
-                        break
-                    if not header:
-                        alts.append(self.empty(items, nexts, depth))
-                        continue
-                    text = items.open + items.key_sep.join(self.key_text(items, k) for k in header)
-                    values = self.ordered(row, header, props, set(header), f"{name}-h{len(alts)}", nexts, depth)
-                    alts.append(_join(self.lit(text), self.row_break(items.kv), values))
+        alts = [self.empty(items, nexts, depth)] if not required else []
+        for h, header in enumerate(column_headers(keys, required)):
+            text = items.open + items.key_sep.join(self.key_text(items, k) for k in header)
+            values = self.ordered(row, header, props, set(header), f"{name}-h{h}", nexts, depth)
+            alts.append(_join(self.lit(text), self.row_break(items.kv), values))
         return _group(_unique(alts))
 
     def row_break(self, text: str) -> str:

@@ -33,6 +33,7 @@ class CallReader:
     quiet: bool = False       # the text it gave back was no call at all (no marker opened it): no warning
     implied: bool = False     # the call's start marker was left out (the engine found its name prefix)
     index: int | None = None     # the call's index once announced
+    broke: bool = False          # its arguments broke off (closed; the rest of the text is content)
     engine: Engine
 
     def _mark_truncated(self) -> None:
@@ -42,6 +43,14 @@ class CallReader:
 
     def can_start(self, buf: str, pos: int) -> bool:
         return True
+
+    def _broke_off(self, end: int) -> tuple[str, int]:
+        """The arguments broke off: they are closed, and the text from ``end`` (after their last
+        complete value: a member cut by a marker, a stray token) is content again."""
+        self.truncate()
+        self.engine.warn("tool call broke off; its arguments were closed and the rest kept as content")
+        self.broke = True
+        return "done", end
 
     def step(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
         raise NotImplementedError

@@ -99,22 +99,14 @@ class ItemsReader(Phases):
         self.unfinished = False     # the text ended inside a value or before a header's last value
         self.p_row = c(mk.row_break_source(it.kv)) if it.columns else None
         self.p_item_pre = c(lit_source(it.item_pre)) if it.columns and it.item_pre else None
-        if it.columns:
+        if it.columns:   # (the header row is read by its own phase)
             self.p_first = c(lit_source(it.open)) if it.open else None
 
     # -------------------------------------------------------------- structure
     def _start(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
-        if self.items.columns:
-            st, end = mk.match_here(self.p_first, buf, pos, final) if self.p_first is not None else ("match", pos)
-            if st == "more":
-                return "more", pos
-            if st == "no":
-                self.emit("{}")
-                return "done", pos
-            self.phase = "header"
-            return "next", end
+        first = "header" if self.items.columns else "key" if self.keyed else "value_begin"
         if self.p_first is None:
-            self.phase = "value_begin" if not self.keyed else "key"
+            self.phase = first
             return "next", pos
         st, end = mk.match_here(self.p_first, buf, pos, final)
         if st == "more":
@@ -122,7 +114,7 @@ class ItemsReader(Phases):
         if st == "no":
             self.emit("{}")
             return "done", pos
-        self.phase = "key" if self.keyed else "value_begin"
+        self.phase = first
         return "next", end
 
     def _header(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
@@ -140,23 +132,25 @@ class ItemsReader(Phases):
                             x.endswith(k.post) and len(x) >= len(k.pre) + len(k.post) else x for x in keys if x)
         if any(x not in self.props and not _KEY_WORD.fullmatch(x) for x in self.header):
             self.header = ()
-            self.emit("{}")
+            self._end()
             return "done", pos     # no header row: the call has no arguments
-        if not self.header:
-            self.phase = "after"
-            return "next", m.end()
-        self.phase = "row"
+        self.phase = "row" if self.header else "after"
         return "next", m.end()
 
     def _row(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
         """Columns: the first value's opening text (``item_pre``)."""
-        if self.p_item_pre is not None:
-            st, end = mk.match_here(self.p_item_pre, buf, pos, final)
+        return self._optional(self.p_item_pre, "value_begin", buf, pos, final)
+
+    def _optional(self, pat: regex.Pattern[str] | None, then: str, buf: str, pos: int, final: bool
+                  ) -> tuple[str, int]:
+        """``pat`` here, taken when it matches (waiting while it may still), then phase `then`."""
+        if pat is not None:
+            st, end = mk.match_here(pat, buf, pos, final)
             if st == "more":
                 return "more", pos
             if st == "match":
                 pos = end
-        self.phase = "value_begin"
+        self.phase = then
         return "next", pos
 
     def _key(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
@@ -180,15 +174,9 @@ class ItemsReader(Phases):
 
     def _post(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
         post = self.items.item_post
-        if post.strip():
-            pat = mk.compile_source(lit_source(post.replace(KEY_AGAIN, self.key) if self.key else post))
-            st, end = mk.match_here(pat, buf, pos, final)
-            if st == "more":
-                return "more", pos
-            if st == "match":
-                pos = end
-        self.phase = "after"
-        return "next", pos
+        pat = mk.compile_source(lit_source(post.replace(KEY_AGAIN, self.key) if self.key else post)) \
+            if post.strip() else None
+        return self._optional(pat, "after", buf, pos, final)
 
     def _after(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
         if self.p_next is not None:

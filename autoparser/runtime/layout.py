@@ -421,10 +421,7 @@ class LayoutCallReader(Phases, CallReader):
         assert stream is not None
         end = sc.feed(buf[self.args_start + len(sc.text):])
         if sc.failed:
-            self.truncate()
-            self.engine.warn("tool call broke off; its arguments were closed and the rest kept as content")
-            self.broke = True
-            return "done", self.args_start + sc.commit
+            return self._broke_off(self.args_start + sc.commit)
         if end is None:
             if not sc.python:
                 stream.push(sc, 0, None)

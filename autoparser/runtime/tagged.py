@@ -105,10 +105,7 @@ class TaggedCallReader(_TaggedFrame):
         end = sc.feed(buf[self.args_start + len(sc.text):])
         if sc.failed:
             # the arguments broke off: close them; after their last complete value, the text is content
-            self.truncate()
-            self.engine.warn("tool call broke off; its arguments were closed and the rest kept as content")
-            self.broke = True
-            return "done", self.args_start + sc.commit
+            return self._broke_off(self.args_start + sc.commit)
         python = sc.python
         whole = python or sc.text[:1] == '"'    # converted once complete
         if end is None:
@@ -134,10 +131,7 @@ class TaggedCallReader(_TaggedFrame):
             self.attr_fed += n
             end = sc.feed(unescape(raw[:n]))
         if sc.failed:
-            self.truncate()
-            self.engine.warn("tool call broke off; its arguments were closed and the rest kept as content")
-            self.broke = True
-            return "done", self._raw_at(sc.commit)
+            return self._broke_off(self._raw_at(sc.commit))
         if end is None:
             self.args.push(sc, 0, None)
             return "more", len(buf)

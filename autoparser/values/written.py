@@ -3,6 +3,8 @@ learned by ``analysis.layout``, written and read back by :mod:`.spelling` and :m
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 import regex
@@ -72,8 +74,25 @@ class Values:
     object: Items | None = None
 
 
+MAX_HEADERS = 32     # columns: the header rows a grammar lists per tool
+
+
+def column_headers(keys: Sequence[str], required: Collection[str], limit: int = MAX_HEADERS) -> list[list[str]]:
+    """The header rows the grammars list for items written as columns: the keys in their order and
+    sorted, optional ones left out or not, the longest first; never empty, at most `limit`."""
+    headers: list[list[str]] = []
+    for order in dict.fromkeys((tuple(keys), tuple(sorted(keys)))):
+        optional = [k for k in order if k not in required]
+        for n in range(len(optional) + 1):
+            for left_out in itertools.combinations(optional, n):
+                header = [k for k in order if k not in left_out]
+                if header and header not in headers and len(headers) < limit:
+                    headers.append(header)
+    return headers
+
+
 NUMBER = regex.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 MAX_DEPTH = 32
 
 
-__all__ = ["KEY_AGAIN", "MAX_DEPTH", "NAME_AGAIN", "NUMBER", "Items", "Slot", "Values"]
+__all__ = ["KEY_AGAIN", "MAX_DEPTH", "MAX_HEADERS", "NAME_AGAIN", "NUMBER", "Items", "Slot", "Values", "column_headers"]

@@ -33,7 +33,15 @@ from ...values import codecs
 from ...values.spelling import KEY_AGAIN, Items, Slot, encode_value, nested_text
 from .model import ArgsLayout, CallLayout, Piece
 from .renders import Renders
-from .spellings import FLAGGED_PROBES, WORD_PROBES, column_slots, learn_values, value_probes, value_slots
+from .spellings import (
+    FLAGGED_PROBES,
+    WORD_PROBES,
+    column_slots,
+    learn_values,
+    repeat_frame,
+    value_probes,
+    value_slots,
+)
 
 NM, IM = N.NAME_MARK, N.ID_MARK
 ARG3, VAL3 = "cc_arg_thd", "ZZZZ_VAL_THR"
@@ -167,12 +175,8 @@ def learn_items(r1: str, r2: str | None, reversed2: str | None) -> Items | None:
                 return columns
     if gap is None:
         return Items(open=lead, close=tail, kv=kv, keyed=keyed)
-    pre = common_suffix_len(lead, gap)
-    post = common_prefix_len(tail, gap)
-    if pre + post > len(gap):
-        post = max(0, len(gap) - pre)
-    return Items(open=lead[: len(lead) - pre], close=tail[post:], sep=gap[post: len(gap) - pre],
-                 item_pre=lead[len(lead) - pre:], kv=kv, item_post=tail[:post], keyed=keyed)
+    opened, item_pre, sep, item_post, close = repeat_frame(lead, gap, tail)
+    return Items(open=opened, close=close, sep=sep, item_pre=item_pre, kv=kv, item_post=item_post, keyed=keyed)
 
 
 def _columns(r2: str, lead: str, kv: str, tail: str) -> Items | None:
@@ -186,21 +190,13 @@ def _columns(r2: str, lead: str, kv: str, tail: str) -> Items | None:
     key_gap, gap = r2[i1 + len(N.ARG1):i2], r2[a + len(N.VAL1):b]
     if not key_gap or not gap:
         return None
-    pre = common_suffix_len(kv, gap)
-    post = common_prefix_len(tail, gap)
-    if pre + post > len(gap):
-        post = max(0, len(gap) - pre)
-    row = kv[:len(kv) - pre]            # between the header row and the values (its last key's text too)
-    kpre = common_suffix_len(lead, key_gap)
-    kpost = common_prefix_len(row, key_gap)
-    if kpre + kpost > len(key_gap):
-        kpost = max(0, len(key_gap) - kpre)
-    if not row[kpost:]:
+    # the values repeat after the row break (which holds the last key's closing text), the keys before it
+    row, item_pre, sep, item_post, close = repeat_frame(kv, gap, tail)
+    opened, key_pre, key_sep, key_post, row_break = repeat_frame(lead, key_gap, row)
+    if not row_break:
         return None
-    return Items(open=lead[:len(lead) - kpre], close=tail[post:], sep=gap[post:len(gap) - pre],
-                 item_pre=kv[len(kv) - pre:], kv=row[kpost:], item_post=tail[:post],
-                 key=Slot(lead[len(lead) - kpre:], row[:kpost]), columns=True,
-                 key_sep=key_gap[kpost:len(key_gap) - kpre])
+    return Items(open=opened, close=close, sep=sep, item_pre=item_pre, kv=row_break, item_post=item_post,
+                 key=Slot(key_pre, key_post), columns=True, key_sep=key_sep)
 
 
 def split_value_frame(items: Items, r2: str | None, typed: str | None) -> tuple[Items, str, str, str, str]:

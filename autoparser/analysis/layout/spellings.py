@@ -239,13 +239,20 @@ def _container(text: str, leaves: Sequence[str], keys: Sequence[str], keyed: boo
             tail = tail.replace(keys[-1], KEY_AGAIN, 1)
     if len(set(gaps)) != 1:
         return None
-    gap = gaps[0]
+    opened, item_pre, sep, item_post, close = repeat_frame(head, gaps[0], tail)
+    return Items(open=opened, close=close, sep=sep, item_pre=item_pre, kv=kv, item_post=item_post, keyed=keyed)
+
+
+def repeat_frame(head: str, gap: str, tail: str) -> tuple[str, str, str, str, str]:
+    """(open, each unit's opening, separator, each unit's closing, close) of a repeated unit, from
+    the text before the first unit (`head`), between two (`gap`) and after the last (`tail`): what
+    the gap shares with the end of `head` opens each unit, what it shares with the start of `tail`
+    closes each."""
     pre = common_suffix_len(head, gap)
     post = common_prefix_len(tail, gap)
     if pre + post > len(gap):
         post = max(0, len(gap) - pre)
-    return Items(open=head[: len(head) - pre], close=tail[post:], sep=gap[post: len(gap) - pre],
-                 item_pre=head[len(head) - pre:], kv=kv, item_post=tail[:post], keyed=keyed)
+    return head[:len(head) - pre], head[len(head) - pre:], gap[post:len(gap) - pre], tail[:post], tail[post:]
 
 
 def _learn_nested(samples: Sequence[tuple[Any, str]], values: Values) -> Values | None:
