@@ -62,6 +62,7 @@ REASONING: dict[str, tuple[str, str, str, bool]] = {
     "hcl_blocks": ("tagged", "<think>", "</think>", True),       # the prompt opens the block
     "ini_sections": ("tagged", "<!-- thinking:", "-->", False),
     "csv_rows": ("tagged", "[reasoning]", "[/reasoning]", False),
+    "call_rows": ("tagged", "<think>", "</think>", False),
     "jsonrpc_batch": ("tagged", "<|begin_of_thought|>", "<|end_of_thought|>", False),
     "lua_call_sugar": ("tagged", "<think>", "</think>", False),
     "xml_attr_args": ("tagged", "<scratch>", "</scratch>", False),

@@ -145,6 +145,9 @@ FIXTURE_TOOLS: dict[str, dict[str, Any]] = {
     "ini_sections": {"style": "layout", "section_start": "<calls>", "section_end": "</calls>",
                      "call": "[get_weather] id = call00001 location = Paris days = 3"},
     "csv_rows": {"style": "layout", "call": "@call get_weather #call00001 location,days Paris,3"},
+    # the call's id and name written again on each argument's row
+    "call_rows": {"style": "layout", "section_start": "[[calls]]",
+                  "call": 'call00001|get_weather|location|"Paris" call00001|get_weather|days|3'},
     "jsonrpc_batch": {"style": "json", "json.name_path": ("method",), "json.args_path": ("params",),
                       "json.id_path": ("id",), "id_position": "json"},
     "lua_call_sugar": {"style": "layout", "call": '<tool_call>get_weather{location = "Paris", days = 3}</tool_call>'},
@@ -158,10 +161,11 @@ FIXTURE_TOOLS: dict[str, dict[str, Any]] = {
 }
 NO_TOOLS = ("chatml_plain", "gemma_plain")
 WITH_IDS = ("call_id_tagged", "mistral_args", "mistral_array",            # render the given call id
-            "edn_vector", "hcl_blocks", "ini_sections", "jsonrpc_batch", "xml_attr_args", "csv_rows")
+            "edn_vector", "hcl_blocks", "ini_sections", "jsonrpc_batch", "xml_attr_args", "csv_rows",
+            "call_rows")
 REFUSE_STRING_ARGS = ("xml_params", "call_id_tagged", "arg_key_value", "minimax_invoke", "yaml_args", "kwargs_pairs",
                       "edn_vector", "hcl_blocks", "ini_sections", "lua_call_sugar", "nix_attrs", "xml_attr_args",
-                      "xmlrpc_calls", "csv_rows")
+                      "xmlrpc_calls", "csv_rows", "call_rows")
 SINGLE_CALL = ("llama3_json",)
 
 

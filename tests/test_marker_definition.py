@@ -63,6 +63,7 @@ def test_special_token_looks(marker: str, token: tuple[str, ...], control: tuple
 def test_boundaries() -> None:
     assert dm.unclosed("text<tool_ca") == 4
     assert dm.unclosed("[TOOL_CALLS] x") == -1
+    assert dm.unclosed("[[assistant]]\n[[tool_ca") == len("[[assistant]]\n")   # a doubled opener opens one marker
     assert dm.unopened_close("ol_call>{}<x>") == 7
     assert dm.unopened_close("x<y>") == -1
     assert dm.next_open("call_1<|message|>", 1) == 6

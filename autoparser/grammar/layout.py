@@ -95,7 +95,8 @@ def layout_call(g: _Grammar, tool: str, start: int = 0, spell: bool = False) -> 
             text = Codec.from_spec(p.codec).encode(tool) if p.codec != "raw" else tool
             parts.append(" ".join(char_class([c]) for c in text) if spell and p.kind == "name" else literal(text))
         elif p.kind == "id":
-            parts.append(_id(g, p, nxt))
+            opens = not g.t.call_start.strip() and all(not q.text.strip() for q in pieces[:i])
+            parts.append(_id(g, p, nxt, opens))
         else:
             follow = Follow()
             hole_after = ""
@@ -153,8 +154,16 @@ def _follow(g: _Grammar, text: str, final: bool) -> Follow:
     return Follow(required, f"( {g.lead('layout-lit-stop', stops)} )?" if stops.strip() else "")
 
 
-def _id(g: _Grammar, p: Piece, nxt: Piece | None) -> str:
-    """The id: bounded text up to the literal after it (its first character never in the id)."""
+def _id(g: _Grammar, p: Piece, nxt: Piece | None, opens: bool = False) -> str:
+    """The id: bounded text up to the literal after it (its first character never in the id).
+    ``opens``: nothing but white space comes before it in the call, so a raw value that ends the call
+    before may as well go on where it begins (``celsius\ncall00002,...``): the id is then spelled one
+    character at a time, for llguidance's lexer would commit to a many-character id lexeme and
+    drop the value going on."""
+    if opens and p.codec == "raw":
+        after = nxt.text.lstrip() if nxt is not None and nxt.kind == "lit" else ""
+        cls = char_class(_ID_EXCLUDED + (_lead_block(after[0]) if after else ""), negate=True)
+        return g.b.recursive_rule("call-id-chars", lambda r: f"{cls} {r} | {cls}")
     if p.codec != "raw":
         codec = Codec.from_spec(p.codec)
         if codec.self_delimiting:

@@ -29,6 +29,7 @@ from parsimonious.grammar import Grammar
 
 from .. import markers as mk
 from ..analysis.layout.model import KEY_AGAIN, CallLayout, Items
+from ..runtime.layout_patterns import call_head_source
 from ..values.codecs import Codec
 from ..values.decode import ItemHow, streams
 from ..values.spelling import Values, schema_types, with_name
@@ -125,9 +126,10 @@ def layout_call(b: _Rules, g: ir.Grammar, tp: ToolPlan, lr: LayoutRules) -> tupl
 def _hole_source(pieces: tuple[Any, ...], i: int) -> str:
     """A name or id hole: the text up to the literal after it (stripped by the mapper), or one word."""
     nxt = pieces[i + 1] if i + 1 < len(pieces) else None
+    lead = r"\s*" if i == 0 else r"[ \t]*"   # (a call that opens with it: any white space before, as the engine skips)
     if nxt is None or nxt.kind != "lit" or not nxt.text.strip() or nxt.text.startswith(mk.HEADER):
-        return r"[ \t]*" + _NAME_WORD
-    return r"[ \t]*[^\n]*?(?=" + mk.lit_source(nxt.text) + ")"
+        return lead + _NAME_WORD
+    return lead + r"[^\n]*?(?=" + mk.lit_source(nxt.text) + ")"
 
 
 def _args_end_source(g: ir.Grammar, tp: ToolPlan, layout: CallLayout) -> str:
@@ -142,9 +144,13 @@ def _args_end_source(g: ir.Grammar, tp: ToolPlan, layout: CallLayout) -> str:
                     + mk.pattern(t.call_start))
     elif tp.names:
         head = mk.pattern(t.name_prefix) + r"\s*" if t.name_prefix.strip() else ""
-        named = next(i for i, p in enumerate(layout.pieces) if p.kind == "name") <= 1 or not head
-        alts.append(r"\s*" + (mk.pattern(t.separator) + r"\s*" if t.separator.strip() else "")
-                    + head + (mk.tool_name(tp.names) if named else ""))   # (an id between: the prefix alone)
+        at = next(i for i, p in enumerate(layout.pieces) if p.kind == "name")
+        named = at <= 1 or not head
+        sep = r"\s*" + (mk.pattern(t.separator) + r"\s*" if t.separator.strip() else "")
+        if not head and at > 1 and all(p.kind in ("lit", "id") for p in layout.pieces[:at]):
+            alts.append(sep + call_head_source(layout.pieces[:at], tp.names))   # (the call opens with its id)
+        else:
+            alts.append(sep + head + (mk.tool_name(tp.names) if named else ""))   # (an id between: the prefix alone)
     follow = "|".join(dict.fromkeys(alts))
     if rest:
         src = mk.lit_source(rest[0].text, lead_optional=True)
@@ -245,6 +251,9 @@ class _Items:
             for p in reversed(positional[1:]):
                 tail = f"({_seq(more, p, tail)})?"
             body = _seq(head, positional[0], tail, f"{close}?" if close else "") if positional else ""
+        if it.empty.strip() and body:   # (the text written for no argument at all: ``|``)
+            none = b.add(self.name("items_empty"), _rx(r"\s*" + mk.lit_source(it.empty)))
+            body = f"{body} / {none}"
         return b.add(self.name("items"), f"({body})?") if body else ""
 
     def columns(self, more: str, close: str) -> str:

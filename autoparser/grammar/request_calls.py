@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from .. import ir
 from .. import markers as mk
+from ..analysis.layout.model import Piece
 from ..analysis.model import LINE_ARGS
 from .gbnf import char_class, literal
 from .layout import layout_call, name_index
@@ -30,12 +31,12 @@ class _Calls(_JsonCalls, _FramedArgs):
         rest = self.opener_rest()
         # inline alternatives: a named rule made only of terminals becomes one llguidance lexeme,
         # which would hide a shorter competing lexeme (see _ordered)
-        body = b.rule("call-body", " | ".join(f"( {self.call_body(n)} )" for n in self.plan.names))
         per_call = ""
         if op.role in ("name_prefix", "call_name"):
             per_call = op.marker
         elif t.call_start.strip():
             per_call = t.call_start
+        body = b.rule("call-body", " | ".join(f"( {self.call_body(n)} )" for n in self.plan.names))
         # outside a section the free tail competes with the next call: spell its markers out
         # (inside one the section end, a literal, competes: keep literals there)
         loose = op.role != "section_start" or not self.split_stop(t.section_end)[0].strip()
@@ -76,7 +77,7 @@ class _Calls(_JsonCalls, _FramedArgs):
             sep = _join(self.ws, self.spelled(t.separator)) if loose and t.separator.strip() \
                 else self.lead("call-separator", t.separator)
             item = _join(sep, self.ws, one)
-            if t.style == "layout" and t.layout is not None and t.layout.pieces[-1].kind == "args" and \
+            if t.style == "layout" and t.layout is not None and _ends_with_args(t.layout.pieces) and \
                     (t.layout.args.kind == "items" or t.layout.args.codec):
                 # the call's last value may run on: the white space before the next call one character
                 # at a time (a ``ws`` lexeme would outrun the value's own spaces in llguidance)
@@ -212,3 +213,11 @@ class _Calls(_JsonCalls, _FramedArgs):
 
 
 __all__ = ["_Calls"]
+
+
+def _ends_with_args(pieces: tuple[Piece, ...]) -> bool:
+    """The call ends with its arguments (and white space at most): its last value may run on."""
+    if pieces[-1].kind == "lit" and not pieces[-1].text.strip() and len(pieces) > 1:
+        pieces = pieces[:-1]
+    return pieces[-1].kind == "args"
+

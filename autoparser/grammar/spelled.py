@@ -23,6 +23,7 @@ no declared properties takes any keys.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -30,12 +31,16 @@ from autoparser.values.codecs import Codec
 from autoparser.values.spelling import KEY_AGAIN, Items, Slot, Values, schema_types
 from autoparser.values.written import column_headers
 
+from ..markers import NAME_WILDCARD as WILD_NAME
 from .codecs import codec_string_rule
 from .escaped import codec_copy, frame
 from .gbnf import ANY_CHAR, GbnfBuilder, char_class, literal, sanitize_name
 from .pieces import VARYING, WS_MAX, piece_expr
 from .pyvalue import LiteralConverter
 from .schema import _Converter, _group, _infer_type, _is_any, _unique, const_expr, json_rule, space_rule
+
+_WORDS = re.compile(r"\w+|\W")
+_NAME_CHAR = "[A-Za-z0-9_.-]"   # a name written again (markers.NAME_WILDCARD), one character
 
 __all__ = ["Follow", "SpelledConverter", "Speller"]
 
@@ -214,11 +219,28 @@ class Speller:
         return self.b.rule("ws1", f"[ \\t\\n\\r]{{1,{WS_MAX}}}")
 
     def empty(self, items: Items, nexts: Next, depth: int) -> str:
-        """No item: nothing for a call's arguments, the container's own brackets deeper (``{}``)."""
-        return _join(self.lit(items.open + items.close) if depth else "", self.after(nexts))
+        """No item: nothing for a call's arguments (or the text it writes then: ``|``), the container's
+        own brackets deeper (``{}``)."""
+        none = self.lit(items.open + items.close) if depth else self.lit(items.empty) if items.empty else ""
+        return _join(none, self.after(nexts))
 
     def pieces(self, text: str) -> str:
-        return f" {self.ws} ".join(piece_expr(p) for p in text.split())
+        """`text`'s white-space-split pieces; a name written again (``\\x04``: a key, or the call's id
+        in a row that repeats it) is a rule of its own (inline, llguidance lexes it with the literal
+        after it as one lexeme, which then fails to go on)."""
+        def piece(p: str) -> str:
+            chunks = p.split(WILD_NAME)
+            if len(chunks) == 1:
+                return piece_expr(p)
+            # (one character at a time: a call that opens with its id may begin there too)
+            name = self.b.recursive_rule("any-name", lambda r: f"{_NAME_CHAR} {r} | {_NAME_CHAR}", key="any-name")
+            # the text around it in words and single signs, the lexemes a call that opens with its id
+            # is printed with (``|`` ``get_weather`` ``|``), which a row writing the call again competes with
+            parts: list[str] = []
+            for i, chunk in enumerate(chunks):
+                parts += ([name] if i else []) + [piece_expr(w) for w in _WORDS.findall(chunk)]
+            return " ".join(parts)
+        return f" {self.ws} ".join(piece(p) for p in text.split())
 
     def after(self, nexts: Next) -> str:
         """What follows a value that delimits itself."""

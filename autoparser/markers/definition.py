@@ -127,9 +127,14 @@ OPEN_BRACKETS, CLOSE_BRACKETS = "<[", ">]"
 
 
 def unclosed(text: str) -> int:
-    """Where a bracket that ``text`` leaves open starts (``...<tool_ca`` ends inside a marker), or -1."""
+    """Where a bracket that ``text`` leaves open starts (``...<tool_ca`` ends inside a marker), or -1;
+    a run of the same opening bracket opens one marker (``[[tool_ca``)."""
     last_open = max(text.rfind(c) for c in OPEN_BRACKETS)
-    return last_open if last_open > max(text.rfind(c) for c in CLOSE_BRACKETS) else -1
+    if last_open <= max(text.rfind(c) for c in CLOSE_BRACKETS):
+        return -1
+    while last_open > 0 and text[last_open - 1] == text[last_open]:   # a doubled opener: ``[[tool_calls]]``
+        last_open -= 1
+    return last_open
 
 
 def unopened_close(text: str) -> int:

@@ -32,6 +32,7 @@ from ..analysis.model import ToolFormat
 from ..plan import PerPlan, RequestPlan, name_prefix_pattern
 from .build import MessageBuilder, Step
 from .calls import CallReader
+from .layout_patterns import call_head_source, opening_id
 from .message import Message
 from .readers import make_call_reader
 
@@ -76,6 +77,9 @@ def compile_tables(g: ir.Grammar) -> _Tables:
     named_call: regex.Pattern[str] | None = None   # calls with no marker: NAME(...
     if tp is not None and t is not None and tp.opener.pattern and not tp.opener.role and t.style in ("tagged", "layout"):
         named_call = mk.compile_source(tp.opener.pattern)
+    elif tp is not None and t is not None and t.layout is not None and not t.call_start.strip() and tp.names:
+        head = opening_id(t.layout)   # a call that opens with its id: its id, then a declared name
+        named_call = mk.compile_source(call_head_source(head, tp.names)) if head else None
     answer_start = next((s.source for s in g.content_stops if s.node.role == "answer_start"), "")
     start, end = _marker(g, "reasoning_start"), _marker(g, "reasoning_end")
     call_marker = g.get("call_marker")

@@ -27,6 +27,7 @@ from ..values.jsonscan import JsonScanner
 from ..values.nested import parse_own
 from ..values.pyliteral import python_to_json
 from ..values.spelling import Values, decode_value, schema_types
+from ..values.written import ID_AGAIN
 from .phases import Phases
 
 _escape = json.encoder.encode_basestring
@@ -45,19 +46,24 @@ def _opt(src: str) -> str:
     return src if src else ""
 
 
-def lit_source(text: str, **kw: Any) -> str:
+def lit_source(text: str, call_id: str | None = None, **kw: Any) -> str:
     """:func:`autoparser.markers.lit_source` as the engine reads an item's literal pieces: each
     bracket-decorated token in the spellings models also write (``<|/calls|>`` for ``</calls>``), as
-    the engine's call markers are read."""
-    return _strict_lit(text, loose=(), **kw)
+    the engine's call markers are read. Where the literal writes the call's id again
+    (:data:`ID_AGAIN`), exactly `call_id` (any name-like word when it is not known)."""
+    if ID_AGAIN not in text:
+        return _strict_lit(text, loose=(), **kw)
+    same = regex.escape(call_id) if call_id else _GENERIC_KEY
+    return same.join(_strict_lit(part, loose=(), **kw) if part else "" for part in text.split(ID_AGAIN))
 
 
 class ItemsReader(Phases):
     """The arguments of one call, written as items; emits JSON text through ``emit``."""
 
     def __init__(self, emit: Callable[[str], None], items: Items, schema: Mapping[str, Any],
-                 end_sources: tuple[str, str], hold: int = 0) -> None:
+                 end_sources: tuple[str, str], hold: int = 0, call_id: str = "") -> None:
         self.emit = emit
+        self.call_id = call_id   # the call's id, where the items write it again (:data:`ID_AGAIN`)
         self.items = items
         self.keyed = items.keyed and not items.columns   # a key before each value
         self.values: Values = items.values if items.values is not None else Values()
@@ -87,20 +93,24 @@ class ItemsReader(Phases):
         self.keyalt = keyalt
         # the next item: a declared key, or any key inside a tag or brackets (``<parameter=unit>``)
         ahead = _GENERIC_KEY if _bracketed(it.item_pre, it.kv) else keyalt
-        key_ahead = ("(?=" + ahead + lit_source(it.kv) + ")") if self.keyed else ""
+        key_ahead = ("(?=" + ahead + self._lit(it.kv) + ")") if self.keyed else ""
         c = mk.compile_source
-        first = lit_source(it.open) + lit_source(it.item_pre)
+        first = self._lit(it.open) + self._lit(it.item_pre)
         self.p_first = c(first + key_ahead) if (first or key_ahead) else None
-        nxt = lit_source(it.sep) + lit_source(it.item_pre)
+        nxt = self._lit(it.sep) + self._lit(it.item_pre)
         self.p_next = c(nxt + key_ahead) if (nxt or key_ahead) else None
-        self.p_close = c(lit_source(it.close)) if it.close.strip() else None
-        self.p_kv = c(lit_source(it.kv, separates=True)) if it.kv else None
+        self.p_close = c(self._lit(it.close)) if it.close.strip() else None
+        self.p_empty = c(self._lit(it.empty)) if it.empty.strip() else None
+        self.p_kv = c(self._lit(it.kv, separates=True)) if it.kv else None
         self.header: tuple[str, ...] = ()
         self.unfinished = False     # the text ended inside a value or before a header's last value
         self.p_row = c(mk.row_break_source(it.kv)) if it.columns else None
-        self.p_item_pre = c(lit_source(it.item_pre)) if it.columns and it.item_pre else None
+        self.p_item_pre = c(self._lit(it.item_pre)) if it.columns and it.item_pre else None
         if it.columns:   # (the header row is read by its own phase)
-            self.p_first = c(lit_source(it.open)) if it.open else None
+            self.p_first = c(self._lit(it.open)) if it.open else None
+
+    def _lit(self, text: str, **kw: Any) -> str:
+        return lit_source(text, self.call_id, **kw)
 
     # -------------------------------------------------------------- structure
     def _start(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
@@ -112,6 +122,11 @@ class ItemsReader(Phases):
         if st == "more":
             return "more", pos
         if st == "no":
+            if self.p_empty is not None:   # the text written for no argument at all
+                st, end = mk.match_here(self.p_empty, buf, pos, final)
+                if st == "more":
+                    return "more", pos
+                pos = end if st == "match" else pos
             self.emit("{}")
             return "done", pos
         self.phase = first
@@ -174,7 +189,7 @@ class ItemsReader(Phases):
 
     def _post(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
         post = self.items.item_post
-        pat = mk.compile_source(lit_source(post.replace(KEY_AGAIN, self.key) if self.key else post)) \
+        pat = mk.compile_source(self._lit(post.replace(KEY_AGAIN, self.key) if self.key else post)) \
             if post.strip() else None
         return self._optional(pat, "after", buf, pos, final)
 
@@ -304,16 +319,16 @@ class ItemsReader(Phases):
                 key = self.keyalt
                 if _bracketed(it.item_pre, it.kv):
                     key = _GENERIC_KEY
-                src += r"|(?=\s*" + lit_source(it.sep) + lit_source(it.item_pre) + key + lit_source(it.kv) + ")"
+                src += r"|(?=\s*" + self._lit(it.sep) + self._lit(it.item_pre) + key + self._lit(it.kv) + ")"
             return mk.compile_source(src)
         alts = []   # the value's end is what follows it: white space, then the next item or the end
-        nxt = lit_source(post + it.sep, lead_optional=True, separates=True) + lit_source(it.item_pre)
+        nxt = self._lit(post + it.sep, lead_optional=True, separates=True) + self._lit(it.item_pre)
         if self.keyed:
-            alts.append(nxt + "(?=" + self.keyalt + lit_source(it.kv) + ")")
+            alts.append(nxt + "(?=" + self.keyalt + self._lit(it.kv) + ")")
         elif nxt:
             alts.append(nxt)
         # the item's own white space (``item_post``) before the end is the item's, not the value's
-        tail = lit_source(post + it.close, lead_optional=True) if it.close.strip() or (post and end_source) else ""
+        tail = self._lit(post + it.close, lead_optional=True) if it.close.strip() or (post and end_source) else ""
         if tail or end_source:
             alts.append(tail + (r"(?=" + end_source + ")" if end_source else ""))
         return mk.compile_source("|".join(a for a in alts if a) or r"\Z")

@@ -24,7 +24,14 @@ from ..values.jsonscan import JsonScanner
 from ..values.spelling import with_name
 from .calls import CallReader, _ArgsStream
 from .items import ItemsReader
-from .layout_patterns import _args_start_text, _hole_ends, _piece_patterns, _self_closing, _tokens_optional
+from .layout_patterns import (
+    _args_start_text,
+    _hole_ends,
+    _piece_patterns,
+    _self_closing,
+    _tokens_optional,
+    call_head_source,
+)
 from .phases import Phases
 
 if TYPE_CHECKING:
@@ -285,7 +292,8 @@ class LayoutCallReader(Phases, CallReader):
         if args.kind == "items" and args.items is not None:
             if self.items is None:
                 ends = (self._args_end_source(False), self._args_end_source(True))
-                self.items = ItemsReader(self._emit, with_name(args.items, self.name), self.engine.schema(self.name), ends)
+                self.items = ItemsReader(self._emit, with_name(args.items, self.name, None),
+                                         self.engine.schema(self.name), ends, call_id=self.call_id)
             status, pos = self.items.step(buf, pos, final)
             if status == "more":
                 return "more", pos
@@ -313,8 +321,8 @@ class LayoutCallReader(Phases, CallReader):
             close = (r"\s*" + regex.escape(args.inner_close.strip())) if args.inner_close.strip() else ""
             # the decoded text ends where the string does: its last characters are held back while the
             # string may still end there
-            self.items = ItemsReader(self._emit, with_name(args.items, self.name), self.engine.schema(self.name),
-                                     (r"(?!)", close + r"\s*\Z"), hold=len(args.inner_close) + 8)
+            self.items = ItemsReader(self._emit, with_name(args.items, self.name, None), self.engine.schema(self.name),
+                                     (r"(?!)", close + r"\s*\Z"), hold=len(args.inner_close) + 8, call_id=self.call_id)
         assert self.items is not None
         if codec.self_delimiting:
             out, end = self.decoder.feed(buf[self.scan:], final)
@@ -474,10 +482,15 @@ class LayoutCallReader(Phases, CallReader):
         names = tp.names if tp is not None else ()
         if not names:
             return ""
+        pieces = self.layout.pieces
+        at = next(i for i, p in enumerate(pieces) if p.kind == "name")
         if f.name_prefix.strip():
-            if next(i for i, p in enumerate(self.layout.pieces) if p.kind == "name") > 1:
+            if at > 1:
                 return mk.loose(f.name_prefix)   # an id (or more) between it and the name
             return mk.loose(f.name_prefix, names) + r"\s*" + mk.tool_name(names)
+        if at > 1 and all(p.kind in ("lit", "id") for p in pieces[:at]):
+            # the call opens with its id (``\ncall_1,get_weather,``): the pieces up to a declared name
+            return call_head_source(pieces[:at], names)
         after = f.name_suffix if f.name_suffix.strip() else ""
         return mk.tool_name(names) + (r"\s*" + mk.pattern(after) if after else r"(?=\s)")
 

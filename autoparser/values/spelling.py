@@ -22,7 +22,7 @@ from .codecs import Codec
 from .nested import parse_own
 from .pyliteral import python_to_json
 from .schemas import TYPE_ALIASES
-from .written import KEY_AGAIN, MAX_DEPTH, NAME_AGAIN, NUMBER, Items, Slot, Values
+from .written import ANY_NAME, ID_AGAIN, KEY_AGAIN, MAX_DEPTH, NAME_AGAIN, NUMBER, Items, Slot, Values
 
 
 def nested_text(value: Any, serializer: str, wrap: str = "", values: Values | None = None) -> str:
@@ -80,7 +80,7 @@ def encode_items(items: Items, pairs: Any, values: Values | None = None, depth: 
         if items.trim_empty and not body:
             head = head.rstrip()
         parts.append(head + body + items.item_post.replace(KEY_AGAIN, str(key)))
-    return items.open + items.sep.join(parts) + items.close if parts else ""
+    return items.open + items.sep.join(parts) + items.close if parts else "" if depth else items.empty
 
 
 def encode_value(values: Values, value: Any) -> str:
@@ -276,14 +276,17 @@ def decode_string(text: str, values: Values) -> Any:
     return Codec.from_spec(s.codec).decode(body)
 
 
-def with_name(items: Items, name: str) -> Items:
-    """`items` with the call's name written where the literals hold :data:`NAME_AGAIN`."""
+def with_name(items: Items, name: str, call_id: str | None = ANY_NAME) -> Items:
+    """`items` with the call's name written where the literals hold :data:`NAME_AGAIN`, and its id where
+    they hold :data:`ID_AGAIN` (``call_id`` None: left for the reader, which matches the id exactly;
+    by default any name-like word, as the grammars write it)."""
     texts = (items.open, items.close, items.sep, items.item_pre, items.kv, items.item_post)
-    if not any(NAME_AGAIN in t for t in texts):
+    if not any(NAME_AGAIN in t or ID_AGAIN in t for t in texts):
         return items
-    o, c, s, pre, kv, post = (t.replace(NAME_AGAIN, name) for t in texts)
+    o, c, s, pre, kv, post = (t.replace(NAME_AGAIN, name) if call_id is None else
+                              t.replace(NAME_AGAIN, name).replace(ID_AGAIN, call_id) for t in texts)
     return replace(items, open=o, close=c, sep=s, item_pre=pre, kv=kv, item_post=post)
 
 
-__all__ = ["KEY_AGAIN", "NAME_AGAIN", "NO", "NUMBER", "Items", "Slot", "Values", "allowed", "decode_string", "decode_value",
+__all__ = ["ID_AGAIN", "KEY_AGAIN", "NAME_AGAIN", "NO", "NUMBER", "Items", "Slot", "Values", "allowed", "decode_string", "decode_value",
            "encode_items", "encode_value", "nested_text", "schema_types", "string_only", "strip_slot", "with_name"]

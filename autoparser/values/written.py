@@ -11,6 +11,8 @@ import regex
 
 KEY_AGAIN = "\x04"   # in an item's literal: the key written a second time (``<KEY>v</KEY>``)
 NAME_AGAIN = "\x01"  # in an item's literal: the call's name (``NAME.key=v``; the probes' name mark)
+ID_AGAIN = "\x02"    # in an item's literal: the call's id (``call_1,f,key,value`` rows; the probes' id mark)
+ANY_NAME = "\x04"    # the call's id again, to the grammars: any name-like word there (markers.NAME_WILDCARD)
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,7 @@ class Items:
     columns: bool = False
     key_sep: str = ""
     trim_empty: bool = False    # a value written as nothing leaves out the white space ``kv`` ends with (``a =``)
+    empty: str = ""             # what a call's arguments are written as when there is no item (``|``: ``ID|NAME||``)
 
 
 @dataclass(frozen=True)
@@ -95,4 +98,4 @@ NUMBER = regex.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 MAX_DEPTH = 32
 
 
-__all__ = ["KEY_AGAIN", "MAX_DEPTH", "MAX_HEADERS", "NAME_AGAIN", "NUMBER", "Items", "Slot", "Values", "column_headers"]
+__all__ = ["ANY_NAME", "ID_AGAIN", "KEY_AGAIN", "MAX_DEPTH", "MAX_HEADERS", "NAME_AGAIN", "NUMBER", "Items", "Slot", "Values", "column_headers"]

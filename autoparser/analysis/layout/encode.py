@@ -8,7 +8,7 @@ from typing import Any
 
 from ...values.codecs import Codec
 from ...values.spelling import encode_items as _encode_items
-from ...values.spelling import nested_text
+from ...values.spelling import nested_text, with_name
 from .model import CallLayout, Items
 
 
@@ -17,11 +17,14 @@ def encode_items(items: Items, args: Mapping[str, Any]) -> str:
     return _encode_items(items, args.items())
 
 
-def encode_args(layout: CallLayout, args: Mapping[str, Any]) -> str:
-    """The arguments hole as the layout writes it."""
+def encode_args(layout: CallLayout, args: Mapping[str, Any], name: str | None = None,
+                call_id: str | None = None) -> str:
+    """The arguments hole as the layout writes it (the call's `name` and `call_id` where its items
+    write them again)."""
     a = layout.args
     if a.kind == "items" and a.items is not None:
-        text = a.inner_open + encode_items(a.items, args) + a.inner_close
+        items = a.items if name is None else with_name(a.items, name, call_id)
+        text = a.inner_open + encode_items(items, args) + a.inner_close
         return Codec.from_spec(a.codec).encode(text) if a.codec else text
     return nested_text(dict(args), "python" if a.kind == "python" else a.serializer, a.codec)
 
@@ -37,7 +40,7 @@ def encode_call(layout: CallLayout, name: str, call_id: str, args: Mapping[str, 
         elif p.kind == "id":
             out.append(call_id)
         else:
-            out.append(encode_args(layout, args))
+            out.append(encode_args(layout, args, name, call_id))
     return "".join(out)
 
 

@@ -328,6 +328,12 @@ def learn_call_layout(r: Renders, units: CallUnits, marker: str, why: list[str] 
     if values is None:
         return None
     items = replace(items, values=values)
+    if not wrap and not items.columns:
+        # the text a call with no argument writes where the items go (``ID|NAME||``: ``|``)
+        tail = len(one) - region[1]
+        empty = r.zero[region[0]:len(r.zero) - tail] if region[0] <= len(r.zero) - tail else ""
+        if empty.strip() and not any(m in empty for m in (NM, IM)):
+            items = replace(items, empty=empty)
     return CallLayout(pieces=pieces, args=ArgsLayout(kind="items", codec=wrap, items=items,
                                                      inner_open=inner[0], inner_close=inner[1]))
 

@@ -12,12 +12,14 @@ import json
 from ... import markers as mk
 from ...values.codecs import Codec
 from ...values.spelling import KEY_AGAIN, Items, Slot, Values
+from ...values.written import ID_AGAIN, NAME_AGAIN
 from .model import ArgsLayout, CallLayout
 
 __all__ = ["args_words", "codec_words", "layout_rows", "quoted", "values_rows"]
 
 # sentinels a literal may hold, as the word shown in their place (in an item, KEY_AGAIN: the key again)
-_HOLES = {mk.WILDCARD: "ANY", mk.NAME_WILDCARD: "NAME", mk.HEADER: "HEADER"}
+# (NAME_AGAIN, ID_AGAIN: the call's name or id written again in its items' literals)
+_HOLES = {mk.WILDCARD: "ANY", mk.NAME_WILDCARD: "NAME", mk.HEADER: "HEADER", NAME_AGAIN: "NAME", ID_AGAIN: "ID"}
 _FAMILIES = {
     "raw": "as they are", "json": "JSON-quoted", "python": "as Python reprs ('...')",
     "quoted": "quoted, with backslash escapes", "doubled": "quoted, a quote inside written twice",
@@ -32,7 +34,7 @@ _NESTED = {"json": "as JSON", "json(compact)": "as compact JSON", "json(ascii)":
 
 def quoted(text: str, item: bool = False) -> str:
     """Literal text quoted (``"\\n</parameter>"``); a sentinel inside becomes its word (``"</" KEY ">"``
-    in an ``item``, where it is the key written again)."""
+    in an ``item``, where it is the key written again; NAME and ID there: the call's, written again)."""
     holes = {**_HOLES, KEY_AGAIN: "KEY"} if item else _HOLES
     out: list[str] = []
     run = ""
