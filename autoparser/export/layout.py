@@ -32,6 +32,7 @@ from ..analysis.layout.model import ArgsLayout, Piece
 from ..analysis.model import Analysis
 from ..values.codecs import Codec
 from ..values.spelling import KEY_AGAIN, Items, Values
+from ..values.yamlblock import is_block
 from .regions import ID, NAME, TRAILING_WS, lookahead, opt, refuse, rx, seq, transform
 
 __all__ = ["layout_calls"]
@@ -226,7 +227,7 @@ def _string_codec(a: Analysis, v: Values) -> bool:
 
 
 def _nested(a: Analysis, v: Values, json_values: bool) -> None:
-    if v.nested == "own":
+    if v.nested == "own" or is_block(v.nested):   # (YAML blocks below the key: the format's own syntax)
         raise refuse(a, "own-nested")
     if v.nested_codec:
         raise refuse(a, "value-codec", f"arrays and objects written inside a string ({v.nested_codec})")

@@ -335,7 +335,10 @@ class _Items:
                                                        regex.escape(v.nested_post)), key, "raw", prop))
         streaming = streams(v, prop) if key is not None else False
         s_post = s.post if streaming else ""
-        raw = self._value_rule(f"r_{j}", _rx(r"[ \t]*(?s:.*?)(?=" + self.raw_end(post, s_post) + ")"), key, "raw", prop)
+        # (a word its codec delimits with no opener of its own, ``'a # b'``: nothing ends it inside)
+        word = "(?>" + self.codec.regex_source() + ")?" if self.codec.self_delimiting and not self.codec.opener else ""
+        raw = self._value_rule(f"r_{j}", _rx(r"[ \t]*" + word + r"(?s:.*?)(?=" + self.raw_end(post, s_post) + ")"),
+                               key, "raw", prop)
         own_post = bool((s_post + post).strip())
         if own_post:
             spost = b.add(self.name(f"spost_{j}"), _rx(r"\s*" + mk.lit_source(s_post + post, lead_optional=True)))

@@ -30,6 +30,7 @@ from typing import Any
 from autoparser.values.codecs import Codec
 from autoparser.values.spelling import KEY_AGAIN, Items, Slot, Values, schema_types
 from autoparser.values.written import column_headers
+from autoparser.values.yamlblock import is_block
 
 from ..markers import NAME_WILDCARD as WILD_NAME
 from .codecs import codec_string_rule
@@ -388,6 +389,9 @@ class Speller:
 
     def _nested_inner(self, b: GbnfBuilder, schema: dict[str, Any], kind: str, name: str, depth: int) -> str:
         v = self.values
+        if is_block(v.nested):
+            from .yamlblock import block_rule  # (its converter builds on this module's)
+            return b.rule(f"{name}-{kind}", block_rule(self, b, schema, kind, name))
         if v.nested == "own":
             sub = Speller(b, v, self.root, b.rule("ws", "[ \\t\\n\\r]{0,32}"), wrapped=True)
             return sub.own_then(schema, kind, name, (Follow(),), depth)

@@ -22,6 +22,7 @@ from typing import Any
 from ..analysis.layout.model import ArgsLayout
 from ..values.codecs import Codec
 from ..values.spelling import KEY_AGAIN, Items, Values, schema_types
+from ..values.yamlblock import is_block
 
 __all__ = ["JSON_STRINGS", "items_content", "layout_refusal"]
 
@@ -51,7 +52,7 @@ def layout_refusal(args: ArgsLayout) -> str:
         return f"string values are written with the {codec.kind} codec ({codec.spec})"
     if codec.spec == "raw" and not (v.string.post + items.item_post).strip():
         return "raw string values end where the next argument starts (no text closes them)"
-    if v.nested == "own":
+    if v.nested == "own" or is_block(v.nested):
         return "arrays and objects are written in the format's own syntax (own-syntax nested objects), not as JSON"
     if v.nested_codec:
         return f"arrays and objects are written inside a string (the {v.nested_codec} codec)"

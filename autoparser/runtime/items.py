@@ -13,6 +13,7 @@ whole (:func:`~autoparser.values.spelling.decode_value`), typed by the tool's sc
 
 from __future__ import annotations
 
+import bisect
 import json
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -86,6 +87,9 @@ class ItemsReader(Phases):
         self.malformed = False
         self.own_post = False       # the value's end is its own closing text (then the item's)
         self.own_tries = 0          # own-syntax containers: ends tried
+        self.word: IncrementalDecoder | None = None   # a word codec's decoder: where the raw value may end
+        self.word_fed = 0
+        self.word_flips: list[int] = []   # where the word goes in or out of a quote (absolute positions)
         self.quoted_nested = False  # the quoted value just read was an array or object
         it = items
         keyalt = "(?:" + "|".join(regex.escape(k) for k in sorted(self.keys, key=len, reverse=True)) + ")" \
@@ -271,6 +275,9 @@ class ItemsReader(Phases):
         self.brackets = ""   # the value's brackets as read so far
         self.value_start = self.scan = pos
         self.own_tries = 0
+        self.word = self.string_codec.decoder() if _word_codec(self.string_codec) and not self.streaming else None
+        self.word_fed = pos
+        self.word_flips = []
         self.phase = "raw"
         return "next", pos
 
@@ -333,10 +340,28 @@ class ItemsReader(Phases):
             alts.append(tail + (r"(?=" + end_source + ")" if end_source else ""))
         return mk.compile_source("|".join(a for a in alts if a) or r"\Z")
 
+    def _in_quote(self, buf: str, at: int) -> bool:
+        """A value written by a codec that delimits itself with no opener of its own (a shell word):
+        whether ``at`` lies inside a quoted part of it (``'a # b'``), where nothing ends the value.
+        The decoder is fed one character at a time up to ``at`` (once per value: linear), and the
+        positions where it goes in or out of a quote are kept."""
+        dec = self.word
+        if dec is None:
+            return False
+        while self.word_fed < min(at, len(buf)) and dec.end is None:
+            dec.feed(buf[self.word_fed], False)
+            self.word_fed += 1
+            if dec.inside != (len(self.word_flips) % 2 == 1):
+                self.word_flips.append(self.word_fed)
+        return bisect.bisect_right(self.word_flips, at) % 2 == 1
+
     def _raw(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        at = self.scan
         if final:
             cut = self._cut_closer(buf, pos)
-            whole = self._value_end(True).search(buf, self.scan) if cut is not None else None
+            if cut is not None and self._in_quote(buf, cut):
+                cut = None
+            whole = self._value_end(True).search(buf, at) if cut is not None else None
             if whole is not None and cut is not None and whole.start() <= cut \
                     and not _opened_inside(self.brackets + buf[pos:whole.start()], buf[whole.start():]):
                 cut = None   # the closing text is there whole (``f(a=Paris)`` at the end of the output)
@@ -347,7 +372,11 @@ class ItemsReader(Phases):
                 self.phase = "after"
                 return "next", len(buf)   # (the closing text begun is the call's: nothing after it)
         pat = self._value_end(final)
-        m = pat.search(buf, self.scan, partial=not final)
+        m = pat.search(buf, at, partial=not final)
+        while m is not None and self._in_quote(buf, m.start()):   # (inside a quote of a word: not its end)
+            m = pat.search(buf, m.start() + 1, partial=not final) if m.start() < len(buf) else None
+        if final and self._in_quote(buf, len(buf)):
+            self.unfinished = True   # (an unclosed quote runs to the end of the output: cut short)
         while m is not None and not m.partial and self._inside_own(buf, m.start()):
             # an array or object in the encoding's own syntax holds the same closing text: the value
             # ends at the first one after which it reads whole
@@ -525,6 +554,12 @@ __all__ = ["ItemsReader", "lit_source"]
 
 
 _PAIRS = {")": "(", "]": "[", "}": "{"}
+
+
+def _word_codec(codec: Codec) -> bool:
+    """A codec that delimits its value itself with no fixed opener (a shell word: bare, ``'...'``,
+    ``"..."``): the reader reads it as raw text, up to what follows it, but never inside it."""
+    return codec.self_delimiting and not codec.opener
 
 
 def _opened_inside(value: str, rest: str) -> bool:

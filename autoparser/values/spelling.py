@@ -23,13 +23,15 @@ from .nested import parse_own
 from .pyliteral import python_to_json
 from .schemas import TYPE_ALIASES
 from .written import ANY_NAME, ID_AGAIN, KEY_AGAIN, MAX_DEPTH, NAME_AGAIN, NUMBER, Items, Slot, Values
+from .yamlblock import encode_block, is_block, parse_block
 
 
 def nested_text(value: Any, serializer: str, wrap: str = "", values: Values | None = None) -> str:
     """An array or object as the serializer writes it, escaped with the string codec ``wrap``:
     ``json`` / ``json(compact)`` (JSON's separators), ``python`` (``str()`` of the value),
     ``spelled`` (JSON's brackets and separators with each leaf spelled as ``values`` say:
-    ``{"a": True, "b": None}``) or ``own`` (``values``' containers)."""
+    ``{"a": True, "b": None}``), ``own`` (``values``' containers) or ``yaml`` (a YAML block on the
+    lines below, leaves spelled as ``values`` say: :mod:`.yamlblock`)."""
     if serializer == "json(compact)":
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     elif serializer == "json(ascii)":
@@ -40,6 +42,8 @@ def nested_text(value: Any, serializer: str, wrap: str = "", values: Values | No
         text = _spelled(value, values)
     elif serializer == "own" and values is not None:
         text = _own(value, values, 0)
+    elif is_block(serializer) and values is not None:
+        text = encode_block(value, serializer, lambda x: encode_value(values, x))
     else:
         text = json.dumps(value, ensure_ascii=False)
     return Codec.from_spec(wrap).encode(text) if wrap else text
@@ -79,6 +83,8 @@ def encode_items(items: Items, pairs: Any, values: Values | None = None, depth: 
             else encode_value(spell, value)
         if items.trim_empty and not body:
             head = head.rstrip()
+        elif is_block(spell.nested) and body[:1] in ("\n", "\r"):
+            head = head.rstrip(" \t")   # (a block on the lines below: ``filters:``)
         parts.append(head + body + items.item_post.replace(KEY_AGAIN, str(key)))
     return items.open + items.sep.join(parts) + items.close if parts else "" if depth else items.empty
 
@@ -173,6 +179,9 @@ def _nested(text: str, values: Values, prop: Any = None) -> Any:
     if values.nested == "own":
         got = parse_own(body, values)
         return NO if got is None else _typed_empties(got, prop, values)
+    if is_block(values.nested) and not values.nested_codec:
+        got = parse_block(body, lambda t, p: decode_value(t, values, p), prop)
+        return NO if got is None else got
     if values.nested_codec:
         body = Codec.from_spec(values.nested_codec).decode(body)
     for cand in (body, python_to_json(body)):
@@ -236,7 +245,7 @@ def decode_value(text: str, values: Values, prop: Any = None) -> Any:
             if body is not None and NUMBER.fullmatch(body.strip()):
                 return json.loads(body)
     if types & {"object", "array"} or not types:
-        value = _nested(stripped, values, prop)
+        value = _nested(text.rstrip() if is_block(values.nested) else stripped, values, prop)
         if value is not NO:
             return value
     if types != {"string"}:

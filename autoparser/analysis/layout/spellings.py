@@ -18,6 +18,7 @@ from ...diff.split import common_prefix_len, common_suffix_len
 from ...probes import needles as N
 from ...values import codecs
 from ...values.spelling import KEY_AGAIN, Items, Slot, Values, encode_value, nested_text
+from ...values.yamlblock import is_block, spec_name
 from .renders import Renders
 
 
@@ -54,6 +55,8 @@ def value_slots(region: str, items: Items, keys: Sequence[str]) -> dict[str, str
     for n, key in enumerate(keys):
         k = positions[n]
         start = k + len(key) + len(items.kv) if items.keyed else k + len(items.item_pre)
+        if items.keyed and block_after(region, k + len(key), items.kv):
+            start = k + len(key) + len(items.kv.rstrip(" \t"))   # (a block below the key: ``filters:⏎``)
         post = items.item_post.replace(KEY_AGAIN, key)
         if n + 1 < len(keys):
             nxt = positions[n + 1]
@@ -71,6 +74,14 @@ def value_slots(region: str, items: Items, keys: Sequence[str]) -> dict[str, str
             return None
         out[key] = region[start:end]
     return out
+
+
+def block_after(region: str, at: int, kv: str) -> bool:
+    """The key/value separator at ``at`` is written without the white space it ends with, a line
+    break right after it (a value written as a block on the lines below: ``filters:⏎  lang: en``)."""
+    core = kv.rstrip(" \t")
+    return core != kv and not region.startswith(kv, at) and region.startswith(core, at) and \
+        region[at + len(core):at + len(core) + 1] in ("\n", "\r")
 
 
 def column_slots(r: Renders, region: tuple[int, int], items: Items,
@@ -255,6 +266,20 @@ def repeat_frame(head: str, gap: str, tail: str) -> tuple[str, str, str, str, st
     return head[:len(head) - pre], head[len(head) - pre:], gap[post:len(gap) - pre], tail[:post], tail[post:]
 
 
+def _block_serializers(samples: Sequence[tuple[Any, str]]) -> list[str]:
+    """YAML block serializers (:mod:`autoparser.values.yamlblock`) that may write the samples: the
+    first level's indentation as the first sample shows it, each deeper level two, four or as many
+    more."""
+    text = samples[0][1]
+    if text[:1] not in ("\n", "\r"):
+        return []
+    line = text.lstrip("\r\n")
+    first = len(line) - len(line.lstrip(" "))
+    if not 0 < first <= 16:
+        return []
+    return list(dict.fromkeys(spec_name(first, step) for step in (2, 4, first)))
+
+
 def _learn_nested(samples: Sequence[tuple[Any, str]], values: Values) -> Values | None:
     """``values`` with how arrays and objects are written: a serializer, constant text around it
     and the string codec it is escaped with (when the template writes it as a string), or the
@@ -263,8 +288,8 @@ def _learn_nested(samples: Sequence[tuple[Any, str]], values: Values) -> Values 
         return values
     string = values.string
     wraps = ["", string.codec] if string.codec != "raw" else [""]
-    for serializer in ("json", "json(compact)", "python", "spelled"):
-        for wrap in wraps:
+    for serializer in ("json", "json(compact)", "python", "spelled", *_block_serializers(samples)):
+        for wrap in wraps if not is_block(serializer) else [""]:   # (a block is never escaped)
             value, text = samples[0]
             body = nested_text(value, serializer, wrap, values)
             frame = _find_frame(text, body)

@@ -97,7 +97,7 @@ def values_rows(v: Values) -> list[tuple[str, str]]:
         rows.append(("numbers", _slot(v.number, "a JSON number")))
     rows.append(("booleans", f"{quoted(v.true)} / {quoted(v.false)}"))
     rows.append(("null", quoted(v.null)))
-    nested = _NESTED.get(v.nested, v.nested)
+    nested = _NESTED.get(v.nested, "as YAML blocks on the lines below the key" if v.nested.startswith("yaml") else v.nested)
     if v.nested == "own":
         own = [f"{name} {items_words(items)}" for name, items in (("object:", v.object), ("array:", v.array))
                if items is not None]

@@ -46,6 +46,12 @@ class IncrementalDecoder:
         """Whether the value's end was found."""
         return self.end is not None
 
+    @property
+    def inside(self) -> bool:
+        """Whether the text fed so far ends inside a quoted part of a value that has no opener of its
+        own (a shell word's ``'...'``): no text there can end the value."""
+        return False
+
     def feed(self, text: str, final: bool = False) -> tuple[str, int | None]:
         """Decode `text`, the continuation of the value; see the class docstring."""
         if self.end is not None:

@@ -29,6 +29,10 @@ class _ShellDecoder(IncrementalDecoder):
         super().__init__()
         self._state = OUT
 
+    @property
+    def inside(self) -> bool:
+        return self._state != OUT
+
     def _step(self, buf: str, final: bool) -> Step:
         out: list[str] = []
         i, n = 0, len(buf)
