@@ -48,6 +48,7 @@ from __future__ import annotations
 from .. import ir
 from .. import markers as mk
 from ..plan import RequestPlan
+from ..runtime.layout_patterns import opening_id
 from .gbnf import literal
 from .request_forced import _ForcedCalls
 from .request_rules import _Goal, _join
@@ -168,8 +169,11 @@ class _Grammar(_ForcedCalls):
                 and t.call_start.strip():
             # the section has no end to require: the tail must not open another call either
             return self.b.rule("tail", self.b.until(mk.tokens(t.call_start)[0]))
-        if free and op.role:
+        opens_with_id = t.layout is not None and bool(opening_id(t.layout)) and not t.call_start.strip()
+        if free and op.role and not (opens_with_id and not self.split_stop(t.section_end)[0].strip()):
             return self.b.rule("tail", self.b.until(op.exact))
+        # (calls that open with their id in a section nothing ends: text after them would be read as
+        # more calls where it starts like one; the calls end the answer)
         if not free:
             return self.forced_tail()
         stops = " | ".join(literal(s) for s in self.stops)

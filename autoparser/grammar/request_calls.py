@@ -10,7 +10,7 @@ from ..analysis.layout.model import Piece
 from ..analysis.model import LINE_ARGS
 from .gbnf import char_class, literal
 from .layout import layout_call, name_index
-from .pieces import piece_expr
+from .pieces import WS_MAX, piece_expr
 from .regex_gbnf import ID_MAX, _regex_gbnf
 from .request_args import _FramedArgs
 from .request_json import _JsonCalls
@@ -86,7 +86,8 @@ class _Calls(_JsonCalls, _FramedArgs):
             if open_lines:
                 glued = self.spelled(t.separator) if t.separator.strip() and not t.separator[0].isspace() else ""
                 marker = self.marker("call-separator", t.separator)
-                brk = self.line_break_ws() if self.break_before(t.separator) else ""
+                # (no separator: the next call's own start, ``\n- name: ``, says whether a line break comes)
+                brk = self.line_break_ws() if self.break_before(t.separator or t.call_start or t.name_prefix) else ""
                 item = _join(glued, self.ws, one) if glued else _join(brk, marker, self.ws if marker else "", one)
             more = b.recursive_rule("more-calls", lambda r: f"| {item} {r}", key=("more-calls", item))
         seq = _join(head, more)
@@ -207,7 +208,9 @@ class _Calls(_JsonCalls, _FramedArgs):
         if not pieces:
             ident = self.b.rule("call-id", f"{WORD_CHARS}{{1,{ID_MAX}}}")
             return _join(prefix, self.ws if prefix else "", ident)
-        ident = self.b.rule("call-id", f"{ID_CHARS}{{1,{ID_MAX}}} {piece_expr(pieces[0])}")
+        # (white space the suffix begins with comes between: ``call_1`` then ``\n  arguments:``)
+        gap = f" [ \\t\\r\\n]{{0,{WS_MAX}}}" if t.id_suffix[:1].isspace() else ""
+        ident = self.b.rule("call-id", f"{ID_CHARS}{{1,{ID_MAX}}}{gap} {piece_expr(pieces[0])}")
         rest = self.lead("id-suffix-rest", " ".join(pieces[1:]))
         return _join(prefix, self.ws if prefix else "", ident, rest)
 

@@ -93,10 +93,12 @@ def next_key_source(indent: str, keys: str, kv: str = ":", sep: str | None = Non
 def is_raw(head: str, schema: Any, quoted_strings: bool, kv: str = ":") -> bool:
     """A value whose text is its string: the schema wants only a string, the template writes
     strings unquoted, and (YAML, ``kv`` ``:``) the value's first line (``head``, after the ``:``
-    and its spaces) is neither empty (a nested block below) nor a block scalar header."""
+    and its spaces) is neither empty (a nested block below), nor a block scalar header, nor quoted."""
     if not raw_string(schema, quoted_strings):
         return False
-    return kv != ":" or not (head[:1] in ("\n", "\r") or BLOCK_SCALAR.match(head) is not None)
+    # (YAML: a value that opens with a quote is a quoted scalar, never plain text: templates that
+    # write strings plain quote those that need it, ``"a: b"``)
+    return kv != ":" or not (head[:1] in ("\n", "\r", '"', "'") or BLOCK_SCALAR.match(head) is not None)
 
 
 def yaml_value(text: str, schema: Any, quoted_strings: bool = False, kv: str = ":") -> Any:
