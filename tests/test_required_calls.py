@@ -59,6 +59,9 @@ KNOWN: dict[str, str] = {
                      "the value's, and the call as cut short (flagged truncated)",
     "react_labels": "llguidance, which draws the samples, stops a long right-recursive free text (the "
                     "reasoning, ~1000 bytes) at its limit of 2000 Earley items a row: the sample ends unfinished",
+    "call_rows": "each row writes its call's id again, which a grammar cannot require to equal the first row's "
+                 "(no CFG compares two texts): a sampled row with another id is read as the next call, which may "
+                 "lack a required argument (flagged invalid)",
 }
 
 

@@ -47,6 +47,9 @@ KNOWN_CLOSED_JSON: dict[tuple[str, str], str] = {}
 KNOWN_FLAGGED: dict[tuple[str, str], str] = {
     ("react_labels", "reasoning_tool"): "the call's own label line ends the reasoning: a call cut inside its name "
     "('Thought: ...\\nAction: g') cannot be told from reasoning text yet",
+    **{("call_rows", s): "a call is a run of rows that nothing closes: cut after a whole row (or at the line break "
+       "before the next), the text is a whole call with fewer arguments" for s in
+       ("parallel", "content_tool", "reasoning_tool", "tricky_args")},
 }
 KNOWN_TEXT_KEPT: dict[tuple[str, str], str] = {
     **{("pythonic_bare", s): "an unquoted value cut at a comma or a quote is ambiguous: 'location=Paris,' may "

@@ -31,7 +31,8 @@ from .gbnf import GbnfBuilder, char_class, literal, sanitize_name
 from .pieces import WS_MAX
 from .pyvalue import LiteralConverter
 from .schema import _Converter, strict_objects
-from .spelled import Follow, Speller, cut
+from .spelled import Speller
+from .spelled_base import Follow, cut
 
 
 class _Grammar(Protocol):

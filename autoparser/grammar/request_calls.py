@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from .. import ir
 from .. import markers as mk
-from ..analysis.layout.model import Piece
+from ..analysis.layout.model import CallLayout
 from ..analysis.model import LINE_ARGS
+from ..runtime.layout_patterns import opening_id
 from .gbnf import char_class, literal
 from .layout import layout_call, name_index
 from .pieces import WS_MAX, piece_expr
@@ -77,7 +78,7 @@ class _Calls(_JsonCalls, _FramedArgs):
             sep = _join(self.ws, self.spelled(t.separator)) if loose and t.separator.strip() \
                 else self.lead("call-separator", t.separator)
             item = _join(sep, self.ws, one)
-            if t.style == "layout" and t.layout is not None and _ends_with_args(t.layout.pieces) and \
+            if t.style == "layout" and t.layout is not None and _ends_with_args(t.layout) and \
                     (t.layout.args.kind == "items" or t.layout.args.codec):
                 # the call's last value may run on: the white space before the next call one character
                 # at a time (a ``ws`` lexeme would outrun the value's own spaces in llguidance)
@@ -86,8 +87,7 @@ class _Calls(_JsonCalls, _FramedArgs):
             if open_lines:
                 glued = self.spelled(t.separator) if t.separator.strip() and not t.separator[0].isspace() else ""
                 marker = self.marker("call-separator", t.separator)
-                # (no separator: the next call's own start, ``\n- name: ``, says whether a line break comes)
-                brk = self.line_break_ws() if self.break_before(t.separator or t.call_start or t.name_prefix) else ""
+                brk = self.line_break_ws() if self.break_before(t.separator) else ""
                 item = _join(glued, self.ws, one) if glued else _join(brk, marker, self.ws if marker else "", one)
             more = b.recursive_rule("more-calls", lambda r: f"| {item} {r}", key=("more-calls", item))
         seq = _join(head, more)
@@ -218,9 +218,10 @@ class _Calls(_JsonCalls, _FramedArgs):
 __all__ = ["_Calls"]
 
 
-def _ends_with_args(pieces: tuple[Piece, ...]) -> bool:
-    """The call ends with its arguments (and white space at most): its last value may run on."""
-    if pieces[-1].kind == "lit" and not pieces[-1].text.strip() and len(pieces) > 1:
+def _ends_with_args(layout: CallLayout) -> bool:
+    """The call ends with its arguments (a call that opens with its id: white space at most after
+    them, ``c1|f|k|"v"\\n``): its last value may run on into the next call."""
+    pieces = layout.pieces
+    if pieces[-1].kind == "lit" and not pieces[-1].text.strip() and len(pieces) > 1 and opening_id(layout):
         pieces = pieces[:-1]
     return pieces[-1].kind == "args"
-

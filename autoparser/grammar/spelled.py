@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from autoparser.values.codecs import Codec
-from autoparser.values.spelling import KEY_AGAIN, Items, Slot, Values, schema_types
+from autoparser.values.spelling import KEY_AGAIN, Items, Values, schema_types
 from autoparser.values.written import column_headers
 from autoparser.values.yamlblock import is_block
 
@@ -36,114 +36,19 @@ from ..markers import NAME_WILDCARD as WILD_NAME
 from .codecs import codec_string_rule
 from .escaped import codec_copy, frame
 from .gbnf import ANY_CHAR, GbnfBuilder, char_class, literal, sanitize_name
-from .pieces import VARYING, WS_MAX, piece_expr
+from .pieces import WS_MAX, piece_expr
 from .pyvalue import LiteralConverter
-from .schema import _Converter, _group, _infer_type, _is_any, _unique, const_expr, json_rule, space_rule
+from .schema import _Converter, _group, _infer_type, _is_any, _unique, json_rule
+from .spelled_base import Follow, Next, SpelledConverter, _choice, _join, cut, number_expr
+from .yamlblock import block_rule
 
 _WORDS = re.compile(r"\w+|\W")
 _NAME_CHAR = "[A-Za-z0-9_.-]"   # a name written again (markers.NAME_WILDCARD), one character
 
-__all__ = ["Follow", "SpelledConverter", "Speller"]
+__all__ = ["Speller"]
 
 MAX_OWN_DEPTH = 4      # containers in the encoding's own syntax, nested (deeper: scalars only)
 _KEY = "[A-Za-z0-9_.$@-]{1,64}"   # a key no schema names
-
-
-@dataclass(frozen=True)
-class Follow:
-    """What may come after a value: ``stop``, the exact text a value that does not delimit itself
-    runs through (white space tolerated after a value that does), then the GBNF expression
-    ``rest``. ``first``: the value ends at the first ``stop`` (the next item's key); otherwise it may
-    hold ``stop`` (the end of the arguments: the reader looks past it at what follows the call)."""
-
-    stop: str = ""
-    rest: str = ""
-    first: bool = True
-
-
-Next = tuple[Follow, ...]      # what may come after a value: any of these
-
-
-def _join(*parts: str) -> str:
-    return " ".join(p for p in parts if p)
-
-
-def _choice(alts: list[str]) -> str:
-    """One expression for alternatives, an empty one making the group optional."""
-    kept = _unique([a for a in alts if a])
-    if not kept:
-        return ""
-    if len(kept) < len(alts) and "" in alts:
-        return f"( {' | '.join(kept)} )?"
-    return _group(kept)
-
-
-def cut(stop: str) -> tuple[str, str]:
-    """(the exact head of `stop` a value can run through, the rest of `stop`): a digit run or
-    wildcard ends the head (the rest spells them flexibly)."""
-    text = stop
-    m = VARYING.search(text)
-    if m is None:
-        return text, ""
-    return text[:m.start()], text[m.start():]
-
-
-class SpelledConverter(_Converter):
-    """JSON brackets and separators, leaves spelled as `values` say (nested ``"spelled"``):
-    ``{"a": True, "n": None}``; strings are JSON strings."""
-
-    def __init__(self, b: GbnfBuilder, root: Any, values: Values) -> None:
-        super().__init__(b, root, additional_default=True)
-        self.values = values
-
-    def typed(self, kind: Any, schema: dict[str, Any], name: str) -> list[str]:
-        if kind in ("number", "integer"):
-            return [number_expr(self.b, self.values, kind)]
-        if kind == "boolean":
-            return [_group(_unique([literal(self.values.true), literal(self.values.false)]))]
-        if kind == "null":
-            return [self.null()]
-        if kind in ("object", "array", "string"):
-            return super().typed(kind, schema, name)
-        return [self.any_value()]
-
-    def null(self) -> str:
-        return literal(self.values.null)
-
-    def const(self, value: Any) -> str:
-        if value is None or isinstance(value, bool):
-            return literal(self.values.null if value is None else self.values.true if value else self.values.false)
-        if isinstance(value, (int, float)):
-            slot = self.values.integer if isinstance(value, int) and self.values.integer else self.values.number
-            return literal(slot.pre + json.dumps(value) + slot.post)
-        return const_expr(self.b, value)
-
-    def any_value(self) -> str:
-        v = self.values
-        key = ("spelled-value", v.true, v.false, v.null, v.number, v.integer)
-
-        def body(value: str) -> str:
-            space = space_rule(self.b)
-            member = self.b.rule("spelled-member", f'{json_rule(self.b, "string")} {space} ":" {space} {value} {space}')
-            mrest = self.b.recursive_rule("spelled-members", lambda r: f'| "," {space} {member} {r}')
-            obj = self.b.rule("spelled-object", f'"{{" {space} ( {member} {mrest} )? "}}"')
-            arest = self.b.recursive_rule("spelled-items", lambda r: f'| "," {space} {value} {space} {r}')
-            arr = self.b.rule("spelled-array", f'"[" {space} ( {value} {space} {arest} )? "]"')
-            leaves = [json_rule(self.b, "string"), number_expr(self.b, v, "number"), literal(v.true), literal(v.false),
-                      literal(v.null)]
-            return " | ".join(_unique([obj, arr, *leaves]))
-        return self.b.recursive_rule("spelled-value", body, key=key)
-
-
-def number_expr(b: GbnfBuilder, values: Values, kind: str) -> str:
-    """A number as the slots write it (an integer: its slot; a number: either)."""
-    def slotted(slot: Slot, rule: str) -> str:
-        return _join(literal(slot.pre) if slot.pre else "", json_rule(b, rule), literal(slot.post) if slot.post else "")
-    integer = slotted(values.integer or values.number, "integer")
-    if kind == "integer":
-        return integer
-    number = slotted(values.number, "number")
-    return number if values.integer is None or values.integer == values.number else f"( {number} | {integer} )"
 
 
 class Speller:
@@ -390,7 +295,6 @@ class Speller:
     def _nested_inner(self, b: GbnfBuilder, schema: dict[str, Any], kind: str, name: str, depth: int) -> str:
         v = self.values
         if is_block(v.nested):
-            from .yamlblock import block_rule  # (its converter builds on this module's)
             return b.rule(f"{name}-{kind}", block_rule(self, b, schema, kind, name))
         if v.nested == "own":
             sub = Speller(b, v, self.root, b.rule("ws", "[ \\t\\n\\r]{0,32}"), wrapped=True)

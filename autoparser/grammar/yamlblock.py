@@ -11,17 +11,14 @@ flow style (`` []``, `` {}``), or a non-empty container as a block one level dee
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..values.spelling import Values
 from ..values.yamlblock import DEFAULT, block_spec
 from .gbnf import GbnfBuilder, char_class, literal, sanitize_name
 from .lines import ordered
 from .schema import _group, _unique, json_rule
-from .spelled import Follow, SpelledConverter
-
-if TYPE_CHECKING:
-    from .spelled import Speller
+from .spelled_base import Follow, SpelledConverter, ValueSpeller
 
 __all__ = ["block_rule"]
 
@@ -29,7 +26,7 @@ MAX_LEVEL = 4
 _ANY_KEY = "[A-Za-z_] [A-Za-z0-9_.$@-]{0,63}"
 
 
-def block_rule(speller: Speller, b: GbnfBuilder, schema: dict[str, Any], kind: str, name: str) -> str:
+def block_rule(speller: ValueSpeller, b: GbnfBuilder, schema: dict[str, Any], kind: str, name: str) -> str:
     """An array or object (`kind`) of `schema` written as a block after its key's ``:`` (at the
     top level, the white space after ``:`` is the key/value separator's), or its empty flow form."""
     first, step = block_spec(speller.values.nested) or DEFAULT
@@ -42,7 +39,7 @@ class _BlockConverter(SpelledConverter):
     """Values after a block item's ``KEY:`` or ``-`` at indentation `ind`: each alternative holds
     its own leading text (a space before a leaf, a line break before a deeper block)."""
 
-    def __init__(self, b: GbnfBuilder, speller: Speller, ind: str, step: str, level: int) -> None:
+    def __init__(self, b: GbnfBuilder, speller: ValueSpeller, ind: str, step: str, level: int) -> None:
         super().__init__(b, speller.root, speller.values)
         self.speller = speller
         self.ind = ind

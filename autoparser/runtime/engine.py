@@ -227,6 +227,9 @@ class Engine(MessageBuilder):
         if self._call is not None and not isinstance(self._call, _Closing):
             self._call.truncate()
             self.msg.truncated = True
+        elif self.state == "tools" and self._named_call is not None and \
+                _cut_at_end(self._named_call, self.buf, self.pos):
+            self.msg.truncated = True    # the text stops inside what opens a call (``call_4|sea``)
         self._flush_fits()
         self._finished = True
         self.sync()
@@ -537,7 +540,12 @@ class Engine(MessageBuilder):
             self._leave_tools()
             return
         if self._named_call is not None:   # only a tool's name and its opener start another call
-            m = self._named_call.match(self.buf, i, partial=not final)
+            m = self._named_call.match(self.buf, i, partial=True)
+            if m is not None and m.partial and final:
+                # the output stopped inside what opens a call (``call_4|sea``): a call cut short
+                self.msg.truncated = True
+                self.warn("output ended inside a tool call", malformed=False)
+                m = None
             if m is None:
                 self._leave_tools()
                 return

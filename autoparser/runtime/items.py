@@ -113,6 +113,15 @@ class ItemsReader(Phases):
         if it.columns:   # (the header row is read by its own phase)
             self.p_first = c(self._lit(it.open)) if it.open else None
 
+    def _begun(self, buf: str, pos: int) -> bool:
+        """At the end of the output, the rest from ``pos`` begins the items (a key cut short) or
+        their text for none, or is nothing where that text must come."""
+        rest = buf[pos:].lstrip()
+        if not rest:
+            return self.p_empty is not None
+        at = len(buf) - len(rest)
+        return any(p is not None and mk.match_here(p, buf, at, False)[0] == "more" for p in (self.p_first, self.p_empty))
+
     def _lit(self, text: str, **kw: Any) -> str:
         return lit_source(text, self.call_id, **kw)
 
@@ -131,6 +140,8 @@ class ItemsReader(Phases):
                 if st == "more":
                     return "more", pos
                 pos = end if st == "match" else pos
+            if final and st == "no" and self._begun(buf, pos):
+                self.unfinished = True     # the output stopped where the items begin (``c1|f|loc``)
             self.emit("{}")
             return "done", pos
         self.phase = first
@@ -234,6 +245,8 @@ class ItemsReader(Phases):
         types = schema_types(self._prop())
         text = buf[pos:pos + 64]
         s = v.string
+        if final and not text.strip() and self.keyed and v.null.strip():
+            self.unfinished = True   # (the output stopped right after a key: its value never came)
         if not final and len(text) < 64 and any(len(text) < len(o) and o.startswith(text)
                                                for o in (s.pre, v.nested_pre, v.number.pre,
                                                          v.integer.pre if v.integer else "") if o):
@@ -454,6 +467,8 @@ class ItemsReader(Phases):
                 return "next", len(buf)
             return "more", len(buf)
         self._close_quoted()
+        if final and dec.malformed and pos + end >= len(buf):
+            self.unfinished = True     # (the value ran unclosed to the end of the output: cut short)
         self.phase = "string_post"
         return "next", pos + end
 

@@ -134,7 +134,7 @@ def call_head_source(head: Sequence[Piece], names: Sequence[str]) -> str:
         else:
             after = next((q.text.strip()[:1] for q in head[i + 1:] if q.kind == "lit" and q.text.strip()), "")
             out.append("[^\\s" + regex.escape(after) + "]{1,64}" if after else r"\S{1,64}")
-    return "".join(out) + r"\s*" + mk.tool_name(names)
+    return r"\s*".join(out) + r"\s*" + mk.tool_name(names)   # (white space between the pieces, as the GBNF allows)
 
 
 def opening_id(layout: CallLayout) -> tuple[Piece, ...]:
