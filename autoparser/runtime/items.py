@@ -80,6 +80,7 @@ class ItemsReader(Phases):
         self.malformed = False
         self.own_post = False       # the value's end is its own closing text (then the item's)
         self.own_tries = 0          # own-syntax containers: ends tried
+        self.own_value = False      # the value opens an own-syntax container (its items are not the next item)
         self.quoted_nested = False  # the quoted value just read was an array or object
         it = items
         keyalt = "(?:" + "|".join(regex.escape(k) for k in sorted(self.keys, key=len, reverse=True)) + ")" \
@@ -215,10 +216,12 @@ class ItemsReader(Phases):
         types = schema_types(self._prop())
         text = buf[pos:pos + 64]
         s = v.string
+        openers = own_openers(v) if not types or types & {"object", "array"} else ()
         if not final and len(text) < 64 and any(len(text) < len(o) and o.startswith(text)
                                                for o in (s.pre, v.nested_pre, v.number.pre,
-                                                         v.integer.pre if v.integer else "") if o):
+                                                         v.integer.pre if v.integer else "", *openers) if o):
             return "more", pos   # a value's opening text is still being written
+        self.own_value = any(text.startswith(o) for o in openers)
         codec = self.string_codec
         delimits = codec.self_delimiting or codec.delimits_when_opened   # (a value quoted only when needed)
         opener = s.pre + (codec.quote if delimits else "")
@@ -298,7 +301,7 @@ class ItemsReader(Phases):
         if self.own_post:
             codec = self.string_codec
             src = "(?P<post>" + mk.post_source(s_post + post, codec.never_contains, codec.may_contain, loose=()) + ")"
-            if self.keyed and it.item_pre.strip() and it.kv.strip():
+            if self.keyed and it.item_pre.strip() and it.kv.strip() and not self.own_value:
                 # a value whose closing text was left out ends where the next item begins: a declared key,
                 # or any key written inside a tag or brackets (``<parameter=unit>``, ``[ARG unit]``)
                 key = self.keyalt
@@ -510,6 +513,19 @@ __all__ = ["ItemsReader", "lit_source"]
 
 
 _PAIRS = {")": "(", "]": "[", "}": "{"}
+
+
+def own_openers(values: Values) -> tuple[str, ...]:
+    """The texts an array or object in the encoding's own syntax begins with, when each begins with a
+    tag or bracket of its own (``<item>``, ``<``, ``{``): such a value's items are not the call's next item."""
+    if values.nested != "own":
+        return ()
+    out = []
+    for items in (values.object, values.array):
+        head = (items.open + items.item_pre).lstrip() if items is not None else ""
+        if head[:1] in ("<", "[", "{", "("):
+            out.append(head)
+    return tuple(out)
 
 
 def _opened_inside(value: str, rest: str) -> bool:

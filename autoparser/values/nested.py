@@ -116,10 +116,18 @@ class _Parser:
                     raise _Fail
                 self.i = save
                 break
-            first = False
             key = ""
             if items.keyed:
-                key = self.key(items.kv)
+                try:
+                    key = self.key(items.kv)
+                except _Fail:
+                    if items.close.strip() or first:
+                        raise
+                    self.i = save   # (no key after the item's opening text: the enclosing item's closing text)
+                    break
+                if key in out_obj:
+                    raise _Fail     # a key written twice is no object (``<item>a</item><item>b</item>``)
+            first = False
             post = items.item_post.replace(KEY_AGAIN, key)
             value = self.value(depth + 1, tuple(s for s in (post, *inner_stops) if s.strip()) or stops, not bare)
             if not self.at(post):
