@@ -24,7 +24,7 @@ from ..analysis.layout.model import KEY_AGAIN, Items
 from ..markers import lit_source as _strict_lit
 from ..values.codecs import Codec, IncrementalDecoder
 from ..values.jsonscan import JsonScanner
-from ..values.nested import parse_own
+from ..values.nested import own_openers, parse_own
 from ..values.pyliteral import python_to_json
 from ..values.spelling import Values, decode_value, schema_types
 from .phases import Phases
@@ -88,7 +88,10 @@ class ItemsReader(Phases):
         self.keyalt = keyalt
         # the next item: a declared key, or any key inside a tag or brackets (``<parameter=unit>``)
         ahead = _GENERIC_KEY if _bracketed(it.item_pre, it.kv) else keyalt
-        key_ahead = ("(?=" + ahead + lit_source(it.kv) + ")") if self.keyed else ""
+        # a null value's item of its own shape (``<KEY/>``): the text after its key
+        self.null_src = lit_source(it.null_item) if self.keyed and it.null_item.strip() else ""
+        self.kv_ahead = "(?:" + lit_source(it.kv) + "|" + self.null_src + ")" if self.null_src else lit_source(it.kv)
+        key_ahead = ("(?=" + ahead + self.kv_ahead + ")") if self.keyed else ""
         c = mk.compile_source
         first = lit_source(it.open) + lit_source(it.item_pre)
         self.p_first = c(first + key_ahead) if (first or key_ahead) else None
@@ -96,6 +99,8 @@ class ItemsReader(Phases):
         self.p_next = c(nxt + key_ahead) if (nxt or key_ahead) else None
         self.p_close = c(lit_source(it.close)) if it.close.strip() else None
         self.p_kv = c(lit_source(it.kv, separates=True)) if it.kv else None
+        if self.p_kv is not None and self.null_src:
+            self.p_kv = c("(?P<null>" + self.null_src + ")|" + lit_source(it.kv, separates=True))
         self.header: tuple[str, ...] = ()
         self.unfinished = False     # the text ended inside a value or before a header's last value
         self.p_row = c(mk.row_break_source(it.kv)) if it.columns else None
@@ -170,6 +175,10 @@ class ItemsReader(Phases):
         self.key = key
         self.emit(("{" if self.n == 0 else ", ") + _escape(key) + ": ")
         self.n += 1
+        if self.null_src and m.group("null") is not None:
+            self.emit("null")      # (the item was the null value's own shape: ``<KEY/>``)
+            self.phase = "after"
+            return "next", m.end()
         self.phase = "value_begin"
         return "next", m.end()
 
@@ -217,11 +226,12 @@ class ItemsReader(Phases):
         text = buf[pos:pos + 64]
         s = v.string
         openers = own_openers(v) if not types or types & {"object", "array"} else ()
-        if not final and len(text) < 64 and any(len(text) < len(o) and o.startswith(text)
-                                               for o in (s.pre, v.nested_pre, v.number.pre,
-                                                         v.integer.pre if v.integer else "", *openers) if o):
+        if not final and len(text) < 64 and (any(len(text) < len(o) and o.startswith(text)
+                                                for o in (s.pre, v.nested_pre, v.number.pre,
+                                                          v.integer.pre if v.integer else "") if o) or
+                                            any(o.startswith(text.lstrip()) for o in openers)):
             return "more", pos   # a value's opening text is still being written
-        self.own_value = any(text.startswith(o) for o in openers)
+        self.own_value = any(text.lstrip().startswith(o) for o in openers)
         codec = self.string_codec
         delimits = codec.self_delimiting or codec.delimits_when_opened   # (a value quoted only when needed)
         opener = s.pre + (codec.quote if delimits else "")
@@ -307,12 +317,12 @@ class ItemsReader(Phases):
                 key = self.keyalt
                 if _bracketed(it.item_pre, it.kv):
                     key = _GENERIC_KEY
-                src += r"|(?=\s*" + lit_source(it.sep) + lit_source(it.item_pre) + key + lit_source(it.kv) + ")"
+                src += r"|(?=\s*" + lit_source(it.sep) + lit_source(it.item_pre) + key + self.kv_ahead + ")"
             return mk.compile_source(src)
         alts = []   # the value's end is what follows it: white space, then the next item or the end
         nxt = lit_source(post + it.sep, lead_optional=True, separates=True) + lit_source(it.item_pre)
         if self.keyed:
-            alts.append(nxt + "(?=" + self.keyalt + lit_source(it.kv) + ")")
+            alts.append(nxt + "(?=" + self.keyalt + self.kv_ahead + ")")
         elif nxt:
             alts.append(nxt)
         # the item's own white space (``item_post``) before the end is the item's, not the value's
@@ -514,18 +524,6 @@ __all__ = ["ItemsReader", "lit_source"]
 
 _PAIRS = {")": "(", "]": "[", "}": "{"}
 
-
-def own_openers(values: Values) -> tuple[str, ...]:
-    """The texts an array or object in the encoding's own syntax begins with, when each begins with a
-    tag or bracket of its own (``<item>``, ``<``, ``{``): such a value's items are not the call's next item."""
-    if values.nested != "own":
-        return ()
-    out = []
-    for items in (values.object, values.array):
-        head = (items.open + items.item_pre).lstrip() if items is not None else ""
-        if head[:1] in ("<", "[", "{", "("):
-            out.append(head)
-    return tuple(out)
 
 
 def _opened_inside(value: str, rest: str) -> bool:

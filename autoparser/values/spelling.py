@@ -74,6 +74,9 @@ def encode_items(items: Items, pairs: Any, values: Values | None = None, depth: 
         body = encode_items(replace(items, open="", close="", keyed=False, columns=False), pairs, values, depth)
         return items.open + header + items.kv + body + items.close if pairs else ""
     for key, value in pairs:
+        if value is None and items.null_item and items.keyed:
+            parts.append(items.item_pre + str(key) + items.null_item)
+            continue
         head = items.item_pre + (str(key) + items.kv if items.keyed else "")
         body = _own(value, spell, depth) if spell.nested == "own" and isinstance(value, (dict, list)) \
             else encode_value(spell, value)
@@ -171,7 +174,7 @@ def _nested(text: str, values: Values, prop: Any = None) -> Any:
     if body is None:
         return NO
     if values.nested == "own":
-        got = parse_own(body, values)
+        got = parse_own(body, values, prop)
         return NO if got is None else _typed_empties(got, prop, values)
     if values.nested_codec:
         body = Codec.from_spec(values.nested_codec).decode(body)
