@@ -82,6 +82,7 @@ END_OF_TURN: dict[str, tuple[str, ...]] = {
     "nix_attrs": ("</turn>",),
     "xml_attr_args": ("<|im_end|>",),
     "xmlrpc_calls": ("[[/assistant]]",),
+    "xml_child_args": ("[/assistant]",),
 }
 # fixture -> the header that opens an assistant turn ("" when the generation prompt is empty)
 HEADER = {
@@ -129,6 +130,7 @@ HEADER = {
     "nix_attrs": '<turn role="assistant">',
     "xml_attr_args": "<|im_start|>assistant",
     "xmlrpc_calls": "[[assistant]]",
+    "xml_child_args": "[assistant]",
 }
 
 

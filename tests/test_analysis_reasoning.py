@@ -66,6 +66,7 @@ REASONING: dict[str, tuple[str, str, str, bool]] = {
     "lua_call_sugar": ("tagged", "<think>", "</think>", False),
     "xml_attr_args": ("tagged", "<scratch>", "</scratch>", False),
     "xmlrpc_calls": ("tagged", "[REASONING]", "[/REASONING]", False),
+    "xml_child_args": ("tagged", "<reflect>", "</reflect>", False),
 }
 NO_REASONING = ("chatml_plain", "hermes_json", "xml_params", "mistral_array", "llama3_json", "granite_list",
                 "gemma_plain", "pythonic_bare", "nix_attrs")

@@ -247,7 +247,7 @@ def _bare(items: Items) -> bool:
 
 def _kinds(prop: Any) -> frozenset[str]:
     """The container types (``object``, ``array``) the schema `prop` allows; empty: not said."""
-    from .spelling import schema_types   # (spelling reads own containers with this module)
+    from .spelling import schema_types  # (spelling reads own containers with this module)
 
     return schema_types(prop) & {"object", "array"}
 
