@@ -19,7 +19,7 @@ from turns import FIXTURES
 from autoparser import ChatTemplate
 from autoparser.analysis.layout.encode import encode_call
 from autoparser.values.nested import parse_own
-from autoparser.values.spelling import Items, Values, decode_value, encode_items
+from autoparser.values.spelling import Items, Values, decode_value, encode_items, schema_types
 
 TOOLS = [{"type": "function", "function": {"name": "lookup", "parameters": {"type": "object", "properties": {
     "query": {"type": "string"},
@@ -74,10 +74,10 @@ def test_the_layout_is_learned_from_the_renderings(tmpl: ChatTemplate) -> None:
 def test_own_containers_read_back() -> None:
     text = "<ko>v w</ko><kn>1</kn><kz/><ka><item>false</item></ka>"
     schema = {"type": "object", "properties": {"ka": {"type": "array"}}}
-    assert parse_own(text, XML, schema) == {"ko": "v w", "kn": 1, "kz": None, "ka": [False]}
+    assert parse_own(text, XML, schema, schema_types) == {"ko": "v w", "kn": 1, "kz": None, "ka": [False]}
     # no schema: one <item> element is an object's member; two are an array (a key written twice is no object)
     assert parse_own("<item>1</item>", XML) == {"item": 1}
-    assert parse_own("<item>1</item>", XML, {"type": "array"}) == [1]
+    assert parse_own("<item>1</item>", XML, {"type": "array"}, schema_types) == [1]
     assert parse_own("<item>1</item><item>2</item>", XML) == [1, 2]
     # a container with no closing text of its own ends where no key follows (its parent's closing text)
     assert parse_own("<a><b>x</b></a><c/>", XML) == {"a": {"b": "x"}, "c": None}

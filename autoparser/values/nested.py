@@ -9,7 +9,7 @@ around the literals is tolerated; the depth and the work are bounded (untrusted 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import regex
@@ -34,6 +34,7 @@ class _Parser:
         self.steps = 0
         self.budget = 8 * len(text) + 2000   # characters the parse may look at, backtracking included
         self.string = Codec.from_spec(values.string.codec)
+        self.types: Callable[[Any], frozenset[str]] | None = None   # the JSON types a schema allows
 
     # ---------------------------------------------------------------- literals
     def _tick(self, cost: int = 1) -> None:
@@ -75,7 +76,7 @@ class _Parser:
         if depth > MAX_DEPTH:
             raise _Fail
         v = self.values
-        kinds = _kinds(prop)
+        kinds = self.types(prop) & {"object", "array"} if self.types is not None and prop is not None else frozenset()
         # the schema's container first (``<item>a</item>`` is an array of one where it declares one)
         for items in ((v.array, v.object) if kinds == {"array"} else (v.object, v.array)):
             bare = bare_ok and items is not None and items is v.array and _bare(items)
@@ -245,13 +246,6 @@ def _bare(items: Items) -> bool:
     return not items.keyed and not (items.open + items.item_pre + items.close).strip() and bool(items.sep)
 
 
-def _kinds(prop: Any) -> frozenset[str]:
-    """The container types (``object``, ``array``) the schema `prop` allows; empty: not said."""
-    from .spelling import schema_types  # (spelling reads own containers with this module)
-
-    return schema_types(prop) & {"object", "array"}
-
-
 def _member(prop: Any, key: str | None) -> Any:
     """The schema of a member of a container of schema `prop`: the property `key`, or an array's items."""
     if not isinstance(prop, Mapping):
@@ -273,12 +267,15 @@ def own_openers(values: Values) -> tuple[str, ...]:
     return tuple(out)
 
 
-def parse_own(text: str, values: Values, prop: Any = None) -> Any:
-    """The array or object ``text`` writes in ``values``' own syntax, or None; `prop`: its JSON schema
-    (which container to read first where both may write the text)."""
+def parse_own(text: str, values: Values, prop: Any = None,
+              types: Callable[[Any], frozenset[str]] | None = None) -> Any:
+    """The array or object ``text`` writes in ``values``' own syntax, or None; `prop`: its JSON schema,
+    `types`: the JSON types a schema allows (which container to read first where both may write the
+    text: ``<item>a</item>`` is an array of one where the schema declares one)."""
     if values.array is None and values.object is None:
         return None
     p = _Parser(text, values)
+    p.types = types
     try:
         value = p.value(0, (), True, prop)
     except _Fail:

@@ -174,7 +174,7 @@ def _nested(text: str, values: Values, prop: Any = None) -> Any:
     if body is None:
         return NO
     if values.nested == "own":
-        got = parse_own(body, values, prop)
+        got = parse_own(body, values, prop, schema_types)
         return NO if got is None else _typed_empties(got, prop, values)
     if values.nested_codec:
         body = Codec.from_spec(values.nested_codec).decode(body)
