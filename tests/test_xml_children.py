@@ -79,6 +79,9 @@ def test_own_containers_read_back() -> None:
     assert parse_own("<item>1</item>", XML) == {"item": 1}
     assert parse_own("<item>1</item>", XML, {"type": "array"}, schema_types) == [1]
     assert parse_own("<item>1</item><item>2</item>", XML) == [1, 2]
+    # an empty array or object is written as nothing between its tags: typed by the schema
+    assert parse_own("<tags></tags><f></f>", XML, {"type": "object", "properties": {
+        "tags": {"type": "array"}, "f": {"type": "object"}}}, schema_types) == {"tags": [], "f": {}}
     # a container with no closing text of its own ends where no key follows (its parent's closing text)
     assert parse_own("<a><b>x</b></a><c/>", XML) == {"a": {"b": "x"}, "c": None}
     value = {"a": {"b": None, "c": [1, "x"]}, "d": None}

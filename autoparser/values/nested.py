@@ -91,6 +91,8 @@ class _Parser:
                     self.i = save
         self.ws()
         got = self.leaf(stops)
+        if got == "" and kinds and self.types is not None and "string" not in self.types(prop) and empty_is_nothing(v):
+            return [] if kinds == {"array"} else {}   # (no item and nothing around: ``<tags></tags>``)
         return got
 
     def container(self, items: Items, depth: int, stops: tuple[str, ...], prop: Any = None) -> Any:
@@ -254,6 +256,11 @@ def _member(prop: Any, key: str | None) -> Any:
     return (sub.get(key) if isinstance(sub, Mapping) else None) if key is not None else sub
 
 
+def empty_is_nothing(values: Values) -> bool:
+    """Both own containers write nothing around no item (``<tags></tags>``: the item's own text alone)."""
+    return all(x is not None and not (x.open + x.close).strip() for x in (values.array, values.object))
+
+
 def own_openers(values: Values) -> tuple[str, ...]:
     """The texts an array or object in the encoding's own syntax begins with, when each begins with a
     tag or bracket of its own (``<item>``, ``<``, ``{``): such a value's items are not the call's next item."""
@@ -286,4 +293,4 @@ def parse_own(text: str, values: Values, prop: Any = None,
     return value
 
 
-__all__ = ["own_openers", "parse_own"]
+__all__ = ["empty_is_nothing", "own_openers", "parse_own"]

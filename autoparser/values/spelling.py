@@ -19,7 +19,7 @@ from typing import Any
 
 from .argfit import string_container
 from .codecs import Codec
-from .nested import parse_own
+from .nested import empty_is_nothing, parse_own
 from .pyliteral import python_to_json
 from .schemas import TYPE_ALIASES
 from .written import KEY_AGAIN, MAX_DEPTH, NAME_AGAIN, NUMBER, Items, Slot, Values
@@ -174,6 +174,9 @@ def _nested(text: str, values: Values, prop: Any = None) -> Any:
     if body is None:
         return NO
     if values.nested == "own":
+        kinds = schema_types(prop) & {"object", "array"}
+        if not body.strip() and kinds and "string" not in schema_types(prop) and empty_is_nothing(values):
+            return [] if kinds == {"array"} else {}   # (containers that write nothing around no item: ``<tags></tags>``)
         got = parse_own(body, values, prop, schema_types)
         return NO if got is None else _typed_empties(got, prop, values)
     if values.nested_codec:
