@@ -77,12 +77,14 @@ END_OF_TURN: dict[str, tuple[str, ...]] = {
     "hcl_blocks": ("<|end|>",),
     "ini_sections": ("<|/assistant|>",),
     "csv_rows": ("### end",),
+    "yaml_block_args": (),
     "call_rows": ("[[/assistant]]",),
     "jsonrpc_batch": ("<end_of_turn>",),
     "lua_call_sugar": ("<|end|>",),
     "nix_attrs": ("</turn>",),
     "xml_attr_args": ("<|im_end|>",),
     "xmlrpc_calls": ("[[/assistant]]",),
+    "xml_child_args": ("[/assistant]",),
 }
 # fixture -> the header that opens an assistant turn ("" when the generation prompt is empty)
 HEADER = {
@@ -125,12 +127,14 @@ HEADER = {
     "hcl_blocks": "<|assistant|>",
     "ini_sections": "<|assistant|>",
     "csv_rows": "### assistant",
+    "yaml_block_args": "",
     "call_rows": "[[assistant]]",
     "jsonrpc_batch": "<start_of_turn>assistant",
     "lua_call_sugar": "<|start|>assistant",
     "nix_attrs": '<turn role="assistant">',
     "xml_attr_args": "<|im_start|>assistant",
     "xmlrpc_calls": "[[assistant]]",
+    "xml_child_args": "[assistant]",
 }
 
 

@@ -63,10 +63,12 @@ REASONING: dict[str, tuple[str, str, str, bool]] = {
     "ini_sections": ("tagged", "<!-- thinking:", "-->", False),
     "csv_rows": ("tagged", "[reasoning]", "[/reasoning]", False),
     "call_rows": ("tagged", "<think>", "</think>", False),
+    "yaml_block_args": ("tagged", "<reflect>", "</reflect>", False),
     "jsonrpc_batch": ("tagged", "<|begin_of_thought|>", "<|end_of_thought|>", False),
     "lua_call_sugar": ("tagged", "<think>", "</think>", False),
     "xml_attr_args": ("tagged", "<scratch>", "</scratch>", False),
     "xmlrpc_calls": ("tagged", "[REASONING]", "[/REASONING]", False),
+    "xml_child_args": ("tagged", "<reflect>", "</reflect>", False),
 }
 NO_REASONING = ("chatml_plain", "hermes_json", "xml_params", "mistral_array", "llama3_json", "granite_list",
                 "gemma_plain", "pythonic_bare", "nix_attrs")

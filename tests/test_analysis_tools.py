@@ -152,6 +152,9 @@ FIXTURE_TOOLS: dict[str, dict[str, Any]] = {
                       "json.id_path": ("id",), "id_position": "json"},
     "lua_call_sugar": {"style": "layout", "call": '<tool_call>get_weather{location = "Paris", days = 3}</tool_call>'},
     "nix_attrs": {"style": "layout", "call": 'call get_weather { location = "Paris"; days = 3; }'},
+    "yaml_block_args": {"style": "layout", "section_start": "<actions>",
+                        "call": '### call get_weather (call00001) location: "Paris" days: 3'},
+    "xml_child_args": {"style": "layout", "call": '<invoke tool="get_weather"> <location>Paris</location> <days>3</days> </invoke>'},
     "xml_attr_args": {"style": "layout", "call": '<invoke tool="get_weather" id="call00001" location="Paris" days="3"/>'},
     "xmlrpc_calls": {"style": "layout",
                      "call": "<methodCall><methodName>get_weather</methodName><params><param><value><struct>"
@@ -162,10 +165,11 @@ FIXTURE_TOOLS: dict[str, dict[str, Any]] = {
 NO_TOOLS = ("chatml_plain", "gemma_plain")
 WITH_IDS = ("call_id_tagged", "mistral_args", "mistral_array",            # render the given call id
             "edn_vector", "hcl_blocks", "ini_sections", "jsonrpc_batch", "xml_attr_args", "csv_rows",
-            "call_rows")
+            "call_rows", "yaml_block_args")
 REFUSE_STRING_ARGS = ("xml_params", "call_id_tagged", "arg_key_value", "minimax_invoke", "yaml_args", "kwargs_pairs",
                       "edn_vector", "hcl_blocks", "ini_sections", "lua_call_sugar", "nix_attrs", "xml_attr_args",
-                      "xmlrpc_calls", "csv_rows", "call_rows")
+                      "xmlrpc_calls", "csv_rows", "call_rows",
+                      "xml_child_args", "yaml_block_args")
 SINGLE_CALL = ("llama3_json",)
 
 

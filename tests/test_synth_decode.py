@@ -24,6 +24,7 @@ import sys
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import jinja2
 import pytest
@@ -216,9 +217,9 @@ def test_novel_format_renders_every_harness_scenario(fmt: sn.Novel) -> None:
 
 # ---------------------------------------------------------------- templates/incoming
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
-# issue 21's hand-written encodings: the four still in templates/incoming and the nine read whole
+# issue 21's hand-written encodings: the four still in templates/incoming and the ten read whole
 HANDWRITTEN = ("csv_rows", "edn_vector", "hcl_blocks", "ini_sections", "jsonrpc_batch", "lua_call_sugar", "nix_attrs",
-               "xml_attr_args", "xmlrpc_calls")
+               "xml_attr_args", "xml_child_args", "xmlrpc_calls")
 INCOMING = sorted([*(TEMPLATES / "incoming").glob("*.jinja"), *(TEMPLATES / f"{s}.jinja" for s in HANDWRITTEN)])
 NO_REASONING = ("nix_attrs", "yaml_call_list")
 
@@ -269,3 +270,20 @@ def test_incoming_fixtures_read_back_with_standard_parsers(s: str) -> None:
     assert method == "probe" and params[0] == json.loads(json.dumps(args).replace("\\r\\n", "\\n"))
     batch = json.loads(_incoming_call("jsonrpc_batch", args).split("<|rpc|>")[1].split("<end_of_turn>")[0])
     assert batch == [{"jsonrpc": "2.0", "id": "call00001", "method": "probe", "params": args}]
+    invoke = ElementTree.fromstring(_incoming_call("xml_child_args", args).split("[/assistant]")[0])
+    assert invoke.get("tool") == "probe"
+    assert {el.tag: _xml_value(el, args[el.tag]) for el in invoke} == json.loads(json.dumps(args).replace("\\r\\n", "\\n"))
+
+
+def _xml_value(el: Any, like: Any) -> Any:
+    """An XML child element as the value it writes (typed like `like`: its children an object, ``item``
+    children an array, no content null)."""
+    if isinstance(like, dict):
+        return {c.tag: _xml_value(c, like[c.tag]) for c in el}
+    if isinstance(like, list):
+        return [_xml_value(c, x) for c, x in zip(el, like, strict=True)]
+    if like is None:
+        assert el.text is None and not len(el)
+        return None
+    text = el.text or ""
+    return text if isinstance(like, str) else json.loads(text)

@@ -116,7 +116,7 @@ class Span:
         if self.form == "xml":       # JSON written with character references (an attribute value)
             raw = raw[:decodable(raw)]
             return Span.decode(Span(self.kind, self.call, self.key, self.value, 0, 0, "json"), html.unescape(raw))
-        if self.form == "entities":  # the raw text with character references (``&lt;`` in an XML value)
+        if self.form in ("entities", "xmltext"):  # the raw text with character references (``&lt;`` in an XML value)
             return html.unescape(raw[:decodable(raw)])
         if self.form == "json2":     # decoded twice; an escape cut in half on either level is dropped
             try:
@@ -140,7 +140,8 @@ def _string_forms(value: str) -> list[tuple[str, str]]:
     return [("raw", value), ("json", json.dumps(value, ensure_ascii=False)[1:-1]),
             ("jsonascii", json.dumps(value)[1:-1]), ("pyq", value.replace("\\", "\\\\").replace("'", "\\'")),
             ("json2", twice), ("xml", str(markupsafe.escape(json.dumps(value, ensure_ascii=False)[1:-1]))),
-            ("entities", str(markupsafe.escape(value))), ("doubled", value.replace('"', '""'))]
+            ("entities", str(markupsafe.escape(value))), ("doubled", value.replace('"', '""')),
+            ("xmltext", value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))]   # (quotes as they are)
 
 
 _IN_REFERENCE = re.compile(r"&#?[0-9A-Za-z]*\Z")   # a position inside a character reference (``&#34;``)

@@ -32,6 +32,7 @@ from ..analysis.layout.model import KEY_AGAIN, CallLayout, Items
 from ..runtime.layout_patterns import call_head_source
 from ..values.codecs import Codec
 from ..values.decode import ItemHow, streams
+from ..values.nested import own_openers
 from ..values.spelling import Values, schema_types, with_name
 from ..values.written import column_headers
 from .peg_rules import _JSON_RULES, _PYTHON_JSON, _closing, _lit, _Rules, _rx, _seq
@@ -299,7 +300,22 @@ class _Items:
             k = it.key
             text = k.pre + Codec.from_spec(k.codec).encode(key) + k.post
             head = b.add(self.name(f"key_{j}"), _rx(r"\s*" + regex.escape(text) + r"\s*" + kv))
-        return b.add(self.name(f"item_{j}"), _seq(head, self.value(key, j)))
+        item = _seq(head, self.value(key, j))
+        if it.null_item.strip():
+            # a null value written as an item of its own shape (``<KEY/>``): the key, then that text
+            null = mk.lit_source(it.null_item)
+            if key is None:
+                nkey = b.add(self.name("null_key"), _rx(r"\s*" + _GENERIC_KEY + r"(?=\s*" + null + ")"))
+                self.lr.keys.add(nkey)
+                nval = self._value_rule(f"nul_{j}", _rx(r"\s*" + null), None, "null", None)
+                item = f"({_seq(nkey, nval)}) / ({item})"
+            else:
+                k = it.key
+                text = k.pre + Codec.from_spec(k.codec).encode(key) + k.post
+                nval = self._value_rule(f"nul_{j}", _rx(r"\s*" + regex.escape(text) + r"\s*" + null), key, "null",
+                                        self.props.get(key))
+                item = f"({nval}) / ({item})"
+        return b.add(self.name(f"item_{j}"), item)
 
     def positional(self, key: str | None, j: int) -> str:
         return self.b.add(self.name(f"item_{j}"), self.value(key, j))
@@ -340,9 +356,16 @@ class _Items:
         raw = self._value_rule(f"r_{j}", _rx(r"[ \t]*" + word + r"(?s:.*?)(?=" + self.raw_end(post, s_post) + ")"),
                                key, "raw", prop)
         own_post = bool((s_post + post).strip())
+        openers = own_openers(v) if not types or types & {"object", "array"} else ()
+        if own_post and openers:
+            # an own-syntax container whose items open with a tag (``<lang>``): its items are not the next
+            # item, the value runs to its item's closing text (as the reader reads it)
+            src = r"\s*(?=" + "|".join(regex.escape(o) for o in openers) + r")(?s:.*?)(?=" + \
+                self.raw_end(post, s_post, own=True) + ")"
+            raw = f"{self._value_rule(f'ow_{j}', _rx(src), key, 'raw', prop)} / {raw}"
         if own_post:
             spost = b.add(self.name(f"spost_{j}"), _rx(r"\s*" + mk.lit_source(s_post + post, lead_optional=True)))
-            alts.append(_seq(raw, spost + "?"))
+            alts.append(_seq(f"({raw})", spost + "?"))
         else:
             alts.append(raw)
         quoted_or_nested = [a for a in alts[:-1]]
@@ -369,13 +392,16 @@ class _Items:
         self.lr.values[name] = LayoutValue(key, how, self.values, prop)
         return name
 
-    def raw_end(self, post: str, s_post: str) -> str:
-        """Where a raw value ends, as the reader finds it."""
+    def raw_end(self, post: str, s_post: str, own: bool = False) -> str:
+        """Where a raw value ends, as the reader finds it (`own`: an own-syntax container, which the
+        next item's start does not end)."""
         it = self.items
         kv = mk.lit_source(it.kv)
+        if self.by_key and it.null_item.strip():
+            kv = "(?:" + kv + "|" + mk.lit_source(it.null_item) + ")"   # (or a null value's item: ``<KEY/>``)
         if (s_post + post).strip():
             src = mk.post_source(s_post + post, self.codec.never_contains, self.codec.may_contain)
-            if self.by_key and it.item_pre.strip() and it.kv.strip():
+            if self.by_key and it.item_pre.strip() and it.kv.strip() and not own:
                 src += r"|\s*" + mk.lit_source(it.sep) + mk.lit_source(it.item_pre) + self.keyalt + kv
             return src
         alts = []

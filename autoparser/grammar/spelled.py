@@ -398,6 +398,9 @@ class Speller:
         post = [items.item_post.replace(KEY_AGAIN, k) for k in order]
         labels = [f"{name}-{sanitize_name(k)}" for k in order]
         is_open = [self.is_open(props.get(k, {})) for k in order]
+        # a null value written as an item of its own shape (``<KEY/>``): its head, where the schema allows null
+        as_null = replace(items, kv=items.null_item)
+        nullable = [bool(items.keyed and items.null_item.strip() and self.null_ok(props.get(k, {}))) for k in order]
         chain: list[str] = [""] * (n + 1)      # after a present item, the items from m on and the end
         chain[n] = _choice([_join(self.lit(items.close + f.stop), f.rest) for f in nexts])
         # between a value and the next item: some white space where the items are separated by white
@@ -416,6 +419,8 @@ class Speller:
                 follows: list[Follow] = []
                 for j in range(m + 1, n):
                     follows.append(Follow(end + items.sep + pre[j], item[j]))
+                    if nullable[j]:
+                        follows.append(Follow(end + items.sep + items.item_pre + keys[j] + items.null_item, chain[j + 1]))
                     if order[j] in required:
                         break
                 else:
@@ -423,6 +428,8 @@ class Speller:
                     if not depth and items.close and not items.close.strip():
                         # (white space closing the arguments: the end of the output may leave it out)
                         follows += [Follow(end + f.stop, f.rest, first=False) for f in nexts]
+                if depth and end.strip():
+                    follows = [self.through_closing(end, follows)]
                 taken = {f.stop for f in follows}
                 # a raw value never holds another item's start, nor its own closing text: the reader
                 # would end it there
@@ -433,19 +440,45 @@ class Speller:
                 alts = self.then(prop, labels[m], tuple(follows), depth, forbid)
                 item[m] = self.b.rule(f"{labels[m]}-item", " | ".join(_unique(alts)))
                 present = _join(gap, self.lead_in(items.sep + items.item_pre, keys[m], items, depth), item[m])
-                chain[m] = present if order[m] in required else _choice([present, chain[m + 1]])
+                alts = [present]
+                if nullable[m]:
+                    alts.append(_join(gap, self.lead_in(items.sep + items.item_pre, keys[m], as_null, depth),
+                                      chain[m + 1]))
+                chain[m] = _choice(alts if order[m] in required else [*alts, chain[m + 1]])
             else:
                 value = _group(_unique(self.then(prop, labels[m], (Follow(),), depth)))
                 # (a value the reader reads up to its item's closing text keeps white space before it)
                 closing = self.closing(post[m]) if not depth else self.lit(post[m])
                 item[m] = _join(value, closing, chain[m + 1])
                 present = _join(gap, self.lead_in(items.sep + items.item_pre, keys[m], items, depth), value, closing)
+                if nullable[m]:
+                    present = _group([present, _join(gap, self.lead_in(items.sep + items.item_pre, keys[m], as_null,
+                                                                       depth))])
                 chain[m] = _join(present if order[m] in required else f"( {present} )?", chain[m + 1])
         first = self.empty(items, nexts, depth)
         for m in range(n - 1, -1, -1):
             present = _join(self.lead_in(items.open + items.item_pre, keys[m], items, depth), item[m])
-            first = present if order[m] in required else _choice([present, first])
+            alts = [present]
+            if nullable[m]:
+                alts.append(_join(self.lead_in(items.open + items.item_pre, keys[m], as_null, depth), chain[m + 1]))
+            first = _choice(alts) if order[m] in required else _choice([*alts, first])
         return first
+
+    def through_closing(self, end: str, follows: list[Follow]) -> Follow:
+        """`follows`, each beginning with a value's closing text `end`, as one: the value runs through
+        `end`, then what each adds. In the encoding's own containers the value ends at its first closing
+        text (as the reader reads them), and the closing text alone is one lexeme: a stop that begins a
+        longer one (``</item>`` and ``</item><item>``) would be outrun by it in llguidance's lexer."""
+        rests = [_join(self.lit(f.stop[len(end):]), f.rest) for f in follows if f.stop.startswith(end)]
+        return Follow(end, _choice(rests))
+
+    def null_ok(self, schema: Any) -> bool:
+        """Whether a value of `schema` may be null (any, when it does not say)."""
+        schema = self.conv.deref(schema)
+        if not isinstance(schema, dict) or _is_any(schema) or schema.get("nullable") is True:
+            return True
+        types = schema_types(schema)
+        return not types or "null" in types
 
     def repeated(self, items: Items, value: Any, name: str, nexts: Next, depth: int) -> str:
         """Any number of items, each a value of schema `value` (keyed: under any key), then one of `nexts`."""
@@ -454,14 +487,23 @@ class Speller:
         head_text = items.item_pre
         kv = self.lead_in("", "", items, depth) if items.keyed else ""
         post = items.item_post.replace(KEY_AGAIN, "\x04")     # the key again: any name there
+        # a null value written as an item of its own shape (``<KEY/>``): after a key, that text or ``kv`` and a value
+        after_key = self.b.reserve(f"{sanitize_name(name)}-key") \
+            if items.keyed and items.null_item.strip() and self.null_ok(value) else ""
 
         def body(r: str) -> str:
-            more = Follow(post + items.sep + head_text, _join(key, kv, r))
+            more = Follow(post + items.sep + head_text, _join(key, after_key or _join(kv, r)))
             ends = [Follow(post + items.close + f.stop, f.rest, first=False) for f in nexts]
-            return " | ".join(_unique(self.then(value, name, (more, *ends), depth)))
+            follows = [self.through_closing(post, [more, *ends])] if depth and post.strip() else [more, *ends]
+            return " | ".join(_unique(self.then(value, name, tuple(follows), depth)))
         each = self.b.recursive_rule(f"{sanitize_name(name)}-rep", body)
+        if after_key:
+            null_next = _choice([_join(self.lit(items.sep + head_text), key, after_key),
+                                 *(_join(self.lit(items.close + f.stop), f.rest) for f in nexts)])
+            self.b.define(after_key, " | ".join(_unique([_join(kv, each),
+                                                         _join(self.lit(items.null_item), null_next)])))
         opener = self.lit(items.open + head_text) if items.keyed else self.lead_in(items.open + head_text, "", items, depth)
-        return _choice([_join(opener, key, kv, each), self.empty(items, nexts, depth)])
+        return _choice([_join(opener, key, after_key or _join(kv, each)), self.empty(items, nexts, depth)])
 
 
 def raw_until(b: GbnfBuilder, stops: tuple[tuple[str, str, bool], ...], banned: tuple[str, ...]) -> str:

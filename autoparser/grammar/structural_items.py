@@ -133,6 +133,10 @@ def items_content(items: Items, schema: Mapping[str, Any]) -> dict[str, Any]:
         begin = items.item_pre + items.key.pre + str(key) + items.key.post + items.kv
         tags.append({"type": "tag", "begin": begin, "content": value_format(v, prop),
                      "end": items.item_post.replace(KEY_AGAIN, str(key))})
+        if items.null_item.strip() and (not schema_types(prop) or "null" in schema_types(prop)):
+            # a null value written as an item of its own shape (``<KEY/>``)
+            tags.append({"type": "tag", "begin": items.item_pre + items.key.pre + str(key) + items.key.post +
+                         items.null_item, "content": _const(""), "end": ""})
     framed = bool(items.open or items.close)
     inner = {"type": "tags_with_separator", "tags": tags, "separator": items.sep,
              "at_least_one": needed or framed, "stop_after_first": False}

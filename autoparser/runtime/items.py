@@ -25,7 +25,7 @@ from ..analysis.layout.model import KEY_AGAIN, Items
 from ..markers import lit_source as _strict_lit
 from ..values.codecs import Codec, IncrementalDecoder
 from ..values.jsonscan import JsonScanner
-from ..values.nested import parse_own
+from ..values.nested import own_openers, parse_own
 from ..values.pyliteral import python_to_json
 from ..values.spelling import Values, decode_value, schema_types
 from ..values.written import ID_AGAIN
@@ -90,6 +90,7 @@ class ItemsReader(Phases):
         self.word: IncrementalDecoder | None = None   # a word codec's decoder: where the raw value may end
         self.word_fed = 0
         self.word_flips: list[int] = []   # where the word goes in or out of a quote (absolute positions)
+        self.own_value = False      # the value opens an own-syntax container (its items are not the next item)
         self.quoted_nested = False  # the quoted value just read was an array or object
         it = items
         keyalt = "(?:" + "|".join(regex.escape(k) for k in sorted(self.keys, key=len, reverse=True)) + ")" \
@@ -97,7 +98,10 @@ class ItemsReader(Phases):
         self.keyalt = keyalt
         # the next item: a declared key, or any key inside a tag or brackets (``<parameter=unit>``)
         ahead = _GENERIC_KEY if _bracketed(it.item_pre, it.kv) else keyalt
-        key_ahead = ("(?=" + ahead + self._lit(it.kv) + ")") if self.keyed else ""
+        # a null value's item of its own shape (``<KEY/>``): the text after its key
+        self.null_src = self._lit(it.null_item) if self.keyed and it.null_item.strip() else ""
+        self.kv_ahead = "(?:" + self._lit(it.kv) + "|" + self.null_src + ")" if self.null_src else self._lit(it.kv)
+        key_ahead = ("(?=" + ahead + self.kv_ahead + ")") if self.keyed else ""
         c = mk.compile_source
         first = self._lit(it.open) + self._lit(it.item_pre)
         self.p_first = c(first + key_ahead) if (first or key_ahead) else None
@@ -106,6 +110,8 @@ class ItemsReader(Phases):
         self.p_close = c(self._lit(it.close)) if it.close.strip() else None
         self.p_empty = c(self._lit(it.empty)) if it.empty.strip() else None
         self.p_kv = c(self._lit(it.kv, separates=True)) if it.kv else None
+        if self.p_kv is not None and self.null_src:
+            self.p_kv = c("(?P<null>" + self.null_src + ")|" + self._lit(it.kv, separates=True))
         self.header: tuple[str, ...] = ()
         self.unfinished = False     # the text ended inside a value or before a header's last value
         self.p_row = c(mk.row_break_source(it.kv)) if it.columns else None
@@ -199,6 +205,10 @@ class ItemsReader(Phases):
         self.key = key
         self.emit(("{" if self.n == 0 else ", ") + _escape(key) + ": ")
         self.n += 1
+        if self.null_src and m.group("null") is not None:
+            self.emit("null")      # (the item was the null value's own shape: ``<KEY/>``)
+            self.phase = "after"
+            return "next", m.end()
         self.phase = "value_begin"
         return "next", m.end()
 
@@ -247,10 +257,13 @@ class ItemsReader(Phases):
         s = v.string
         if final and not text.strip() and self.keyed and v.null.strip():
             self.unfinished = True   # (the output stopped right after a key: its value never came)
-        if not final and len(text) < 64 and any(len(text) < len(o) and o.startswith(text)
-                                               for o in (s.pre, v.nested_pre, v.number.pre,
-                                                         v.integer.pre if v.integer else "") if o):
+        openers = own_openers(v) if not types or types & {"object", "array"} else ()
+        if not final and len(text) < 64 and (any(len(text) < len(o) and o.startswith(text)
+                                                for o in (s.pre, v.nested_pre, v.number.pre,
+                                                          v.integer.pre if v.integer else "") if o) or
+                                            any(o.startswith(text.lstrip()) for o in openers)):
             return "more", pos   # a value's opening text is still being written
+        self.own_value = any(text.lstrip().startswith(o) for o in openers)
         codec = self.string_codec
         delimits = codec.self_delimiting or codec.delimits_when_opened   # (a value quoted only when needed)
         opener = s.pre + (codec.quote if delimits else "")
@@ -333,18 +346,18 @@ class ItemsReader(Phases):
         if self.own_post:
             codec = self.string_codec
             src = "(?P<post>" + mk.post_source(s_post + post, codec.never_contains, codec.may_contain, loose=()) + ")"
-            if self.keyed and it.item_pre.strip() and it.kv.strip():
+            if self.keyed and it.item_pre.strip() and it.kv.strip() and not self.own_value:
                 # a value whose closing text was left out ends where the next item begins: a declared key,
                 # or any key written inside a tag or brackets (``<parameter=unit>``, ``[ARG unit]``)
                 key = self.keyalt
                 if _bracketed(it.item_pre, it.kv):
                     key = _GENERIC_KEY
-                src += r"|(?=\s*" + self._lit(it.sep) + self._lit(it.item_pre) + key + self._lit(it.kv) + ")"
+                src += r"|(?=\s*" + self._lit(it.sep) + self._lit(it.item_pre) + key + self.kv_ahead + ")"
             return mk.compile_source(src)
         alts = []   # the value's end is what follows it: white space, then the next item or the end
         nxt = self._lit(post + it.sep, lead_optional=True, separates=True) + self._lit(it.item_pre)
         if self.keyed:
-            alts.append(nxt + "(?=" + self.keyalt + self._lit(it.kv) + ")")
+            alts.append(nxt + "(?=" + self.keyalt + self.kv_ahead + ")")
         elif nxt:
             alts.append(nxt)
         # the item's own white space (``item_post``) before the end is the item's, not the value's

@@ -19,7 +19,7 @@ from .jsonscan import closed_json
 from .pyliteral import python_to_json
 from .spelling import Values, decode_value, schema_types
 
-ItemHow = Literal["quoted", "nested", "raw"]
+ItemHow = Literal["quoted", "nested", "raw", "null"]
 
 
 def args_text(raw: str, python: bool) -> str:
@@ -82,7 +82,9 @@ def streams(values: Values, prop: Any) -> bool:
 def item_value(text: str, how: ItemHow, values: Values, prop: Any) -> Any:
     """An item value's whole text (without the item's closing text) as a value: ``quoted``, a string
     the codec delimits (its slot's text around it); ``nested``, a JSON or Python literal (the
-    nested slot's text around it); ``raw``, anything else."""
+    nested slot's text around it); ``null``, an item written in a null value's own shape; ``raw``, anything else."""
+    if how == "null":
+        return None    # (an item written in a null value's own shape: ``<KEY/>``)
     s = values.string
     codec = Codec.from_spec(s.codec)
     if how == "quoted":

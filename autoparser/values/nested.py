@@ -9,6 +9,7 @@ around the literals is tolerated; the depth and the work are bounded (untrusted 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import regex
@@ -33,6 +34,7 @@ class _Parser:
         self.steps = 0
         self.budget = 8 * len(text) + 2000   # characters the parse may look at, backtracking included
         self.string = Codec.from_spec(values.string.codec)
+        self.types: Callable[[Any], frozenset[str]] | None = None   # the JSON types a schema allows
 
     # ---------------------------------------------------------------- literals
     def _tick(self, cost: int = 1) -> None:
@@ -69,17 +71,19 @@ class _Parser:
         return ok
 
     # ---------------------------------------------------------------- values
-    def value(self, depth: int, stops: tuple[str, ...], bare_ok: bool = True) -> Any:
+    def value(self, depth: int, stops: tuple[str, ...], bare_ok: bool = True, prop: Any = None) -> Any:
         self._tick()
         if depth > MAX_DEPTH:
             raise _Fail
         v = self.values
-        for items in (v.object, v.array):
+        kinds = self.types(prop) & {"object", "array"} if self.types is not None and prop is not None else frozenset()
+        # the schema's container first (``<item>a</item>`` is an array of one where it declares one)
+        for items in ((v.array, v.object) if kinds == {"array"} else (v.object, v.array)):
             bare = bare_ok and items is not None and items is v.array and _bare(items)
             if items is not None and (items.open.strip() or items.item_pre.strip() or bare):
                 save = self.i
                 try:
-                    got = self.container(items, depth, stops)
+                    got = self.container(items, depth, stops, prop)
                     if bare and len(got) < 2:
                         raise _Fail   # one value and no brackets: the value itself
                     return got
@@ -87,9 +91,11 @@ class _Parser:
                     self.i = save
         self.ws()
         got = self.leaf(stops)
+        if got == "" and kinds and self.types is not None and "string" not in self.types(prop) and empty_is_nothing(v):
+            return [] if kinds == {"array"} else {}   # (no item and nothing around: ``<tags></tags>``)
         return got
 
-    def container(self, items: Items, depth: int, stops: tuple[str, ...]) -> Any:
+    def container(self, items: Items, depth: int, stops: tuple[str, ...], prop: Any = None) -> Any:
         if not self.at(items.open):
             raise _Fail
         out_obj: dict[str, Any] = {}
@@ -116,13 +122,28 @@ class _Parser:
                     raise _Fail
                 self.i = save
                 break
-            first = False
             key = ""
-            if items.keyed:
-                key = self.key(items.kv)
+            null = items.keyed and bool(items.null_item.strip()) and self.null_key(items.null_item)
+            if null:
+                key = null
+                if key in out_obj:
+                    raise _Fail
+            elif items.keyed:
+                try:
+                    key = self.key(items.kv)
+                except _Fail:
+                    if items.close.strip() or first:
+                        raise
+                    self.i = save   # (no key after the item's opening text: the enclosing item's closing text)
+                    break
+                if key in out_obj:
+                    raise _Fail     # a key written twice is no object (``<item>a</item><item>b</item>``)
+            first = False
             post = items.item_post.replace(KEY_AGAIN, key)
-            value = self.value(depth + 1, tuple(s for s in (post, *inner_stops) if s.strip()) or stops, not bare)
-            if not self.at(post):
+            value = None if null else \
+                self.value(depth + 1, tuple(s for s in (post, *inner_stops) if s.strip()) or stops, not bare,
+                           _member(prop, key if items.keyed else None))
+            if not null and not self.at(post):
                 raise _Fail
             if items.keyed:
                 out_obj[key] = value
@@ -134,6 +155,22 @@ class _Parser:
             if not items.close.strip() and self.i >= len(self.text):
                 break
         return out_obj if items.keyed else out_arr
+
+    def null_key(self, null_item: str) -> str:
+        """The key of a null member written as an item of its own shape (``kz/>`` after ``<``),
+        consumed with that text; "" (nothing consumed) when none is next."""
+        save = self.i
+        self.ws()
+        core = null_item.strip()
+        j = self.text.find(core, self.i, self.i + _KEY_MAX)
+        self._tick(_KEY_MAX // 8)
+        key = self.text[self.i:j].strip() if j >= 0 else ""
+        if key and _KEY.fullmatch(key):
+            self.i = j
+            if self.at(null_item):
+                return key
+        self.i = save
+        return ""
 
     def key(self, kv: str) -> str:
         self.ws()
@@ -211,13 +248,43 @@ def _bare(items: Items) -> bool:
     return not items.keyed and not (items.open + items.item_pre + items.close).strip() and bool(items.sep)
 
 
-def parse_own(text: str, values: Values) -> Any:
-    """The array or object ``text`` writes in ``values``' own syntax, or None."""
+def _member(prop: Any, key: str | None) -> Any:
+    """The schema of a member of a container of schema `prop`: the property `key`, or an array's items."""
+    if not isinstance(prop, Mapping):
+        return None
+    sub = prop.get("properties") if key is not None else prop.get("items")
+    return (sub.get(key) if isinstance(sub, Mapping) else None) if key is not None else sub
+
+
+def empty_is_nothing(values: Values) -> bool:
+    """Both own containers write nothing around no item (``<tags></tags>``: the item's own text alone)."""
+    return all(x is not None and not (x.open + x.close).strip() for x in (values.array, values.object))
+
+
+def own_openers(values: Values) -> tuple[str, ...]:
+    """The texts an array or object in the encoding's own syntax begins with, when each begins with a
+    tag or bracket of its own (``<item>``, ``<``, ``{``): such a value's items are not the call's next item."""
+    if values.nested != "own":
+        return ()
+    out = []
+    for items in (values.object, values.array):
+        head = (items.open + items.item_pre).lstrip() if items is not None else ""
+        if head[:1] in ("<", "[", "{", "("):
+            out.append(head)
+    return tuple(out)
+
+
+def parse_own(text: str, values: Values, prop: Any = None,
+              types: Callable[[Any], frozenset[str]] | None = None) -> Any:
+    """The array or object ``text`` writes in ``values``' own syntax, or None; `prop`: its JSON schema,
+    `types`: the JSON types a schema allows (which container to read first where both may write the
+    text: ``<item>a</item>`` is an array of one where the schema declares one)."""
     if values.array is None and values.object is None:
         return None
     p = _Parser(text, values)
+    p.types = types
     try:
-        value = p.value(0, ())
+        value = p.value(0, (), True, prop)
     except _Fail:
         return None
     p.ws()
@@ -226,4 +293,4 @@ def parse_own(text: str, values: Values) -> Any:
     return value
 
 
-__all__ = ["parse_own"]
+__all__ = ["empty_is_nothing", "own_openers", "parse_own"]

@@ -19,7 +19,7 @@ from typing import Any
 
 from .argfit import string_container
 from .codecs import Codec
-from .nested import parse_own
+from .nested import empty_is_nothing, parse_own
 from .pyliteral import python_to_json
 from .schemas import TYPE_ALIASES
 from .written import ANY_NAME, ID_AGAIN, KEY_AGAIN, MAX_DEPTH, NAME_AGAIN, NUMBER, Items, Slot, Values
@@ -78,6 +78,9 @@ def encode_items(items: Items, pairs: Any, values: Values | None = None, depth: 
         body = encode_items(replace(items, open="", close="", keyed=False, columns=False), pairs, values, depth)
         return items.open + header + items.kv + body + items.close if pairs else ""
     for key, value in pairs:
+        if value is None and items.null_item and items.keyed:
+            parts.append(items.item_pre + str(key) + items.null_item)
+            continue
         head = items.item_pre + (str(key) + items.kv if items.keyed else "")
         body = _own(value, spell, depth) if spell.nested == "own" and isinstance(value, (dict, list)) \
             else encode_value(spell, value)
@@ -177,7 +180,10 @@ def _nested(text: str, values: Values, prop: Any = None) -> Any:
     if body is None:
         return NO
     if values.nested == "own":
-        got = parse_own(body, values)
+        kinds = schema_types(prop) & {"object", "array"}
+        if not body.strip() and kinds and "string" not in schema_types(prop) and empty_is_nothing(values):
+            return [] if kinds == {"array"} else {}   # (containers that write nothing around no item: ``<tags></tags>``)
+        got = parse_own(body, values, prop, schema_types)
         return NO if got is None else _typed_empties(got, prop, values)
     if is_block(values.nested) and not values.nested_codec:
         got = parse_block(body, lambda t, p: decode_value(t, values, p), prop)

@@ -34,7 +34,10 @@ class Items:
     ``columns``: the keys are written first, as a header row (each key in ``key``'s slot, joined by
     ``key_sep``), then ``kv``, then the values in the header's order as positional items
     (``open`` KEY (``key_sep`` KEY)* ``kv`` item (``sep`` item)* ``close``, each item ``item_pre``
-    VALUE ``item_post``): CSV with a header line."""
+    VALUE ``item_post``): CSV with a header line.
+
+    ``null_item``: keyed items whose null value is written as an item of its own shape, the text after
+    the key standing for ``kv`` VALUE ``item_post`` (an empty XML element ``<KEY/>``: ``"/>"``)."""
 
     open: str = ""
     close: str = ""
@@ -49,6 +52,7 @@ class Items:
     key_sep: str = ""
     trim_empty: bool = False    # a value written as nothing leaves out the white space ``kv`` ends with (``a =``)
     empty: str = ""             # what a call's arguments are written as when there is no item (``|``: ``ID|NAME||``)
+    null_item: str = ""         # keyed: a null value's item is ``item_pre`` KEY ``null_item`` (``<KEY/>``), when set
 
 
 @dataclass(frozen=True)

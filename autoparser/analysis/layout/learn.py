@@ -38,6 +38,7 @@ from .spellings import (
     WORD_PROBES,
     column_slots,
     learn_values,
+    null_item,
     repeat_frame,
     value_probes,
     value_slots,
@@ -314,6 +315,8 @@ def learn_call_layout(r: Renders, units: CallUnits, marker: str, why: list[str] 
         r.column_texts.update(slots or {})
     else:
         slots = value_slots(vregion, items, [k for k, _ in value_probes()]) if vregion is not None else None
+    if slots is not None and vregion is not None and "pv55_null" not in slots:
+        items = replace(items, null_item=null_item(vregion, items, [k for k, _ in value_probes()]))
     if slots is None:
         why.append("the probe values are not where the items are")
     elif items.item_pre.strip():

@@ -84,6 +84,27 @@ def block_after(region: str, at: int, kv: str) -> bool:
         region[at + len(core):at + len(core) + 1] in ("\n", "\r")
 
 
+NULL_PROBE = "pv55_null"
+
+
+def null_item(region: str, items: Items, keys: Sequence[str]) -> str:
+    """The text after the null probe's key when null is written as an item of its own shape (``<KEY/>``,
+    ``Items.null_item``): up to the next item, "" when there is none (or null is a value in a slot)."""
+    if not items.keyed or items.columns or NULL_PROBE not in keys or keys[-1] == NULL_PROBE:
+        return ""
+    k = region.find(NULL_PROBE)
+    nxt = region.find(keys[keys.index(NULL_PROBE) + 1], k + 1) if k >= 0 else -1
+    if nxt < 0:
+        return ""
+    before = items.sep + items.item_pre
+    end = nxt - len(before)
+    text = region[k + len(NULL_PROBE):end]
+    if end < k + len(NULL_PROBE) or region[end:nxt] != before or not text.strip() or NULL_PROBE in text or \
+            text.startswith(items.kv):
+        return ""
+    return text
+
+
 def column_slots(r: Renders, region: tuple[int, int], items: Items,
                  unwrapped: Callable[[str | None], str | None]) -> dict[str, str] | None:
     """Columns: the text of each probe value, from a call with that value alone (a row of values
@@ -209,6 +230,18 @@ def _learn_own(samples: Sequence[tuple[Any, str]], values: Values) -> Values | N
     value, text = obj
     leaves = [encode_value(with_array, x) for x in value.values()]
     obj_items = _container(text, leaves, list(value), True)
+    if obj_items is None and None in value.values():
+        # a null member written as an item of its own shape (``<kz/>``): the container from the
+        # others, the null member's text after its key from the gap that holds it
+        members: list[tuple[str, Any]] = []
+        nulls: dict[int, str] = {}   # gap (after member n) -> the null member's key
+        for k, x in value.items():
+            if x is None:
+                nulls[len(members) - 1] = k
+            else:
+                members.append((k, x))
+        obj_items = _container(text, [encode_value(with_array, x) for _, x in members], [k for k, _ in members],
+                               True, nulls)
     if obj_items is None:
         return None
     own = replace(with_array, object=obj_items)
@@ -217,9 +250,12 @@ def _learn_own(samples: Sequence[tuple[Any, str]], values: Values) -> Values | N
     return own
 
 
-def _container(text: str, leaves: Sequence[str], keys: Sequence[str], keyed: bool) -> Items | None:
+def _container(text: str, leaves: Sequence[str], keys: Sequence[str], keyed: bool,
+               nulls: dict[int, str] | None = None) -> Items | None:
     """The container that writes ``leaves`` (with ``keys``) as ``text``: the text before the first
-    leaf, between two and after the last give its literals, as for the arguments' items."""
+    leaf, between two and after the last give its literals, as for the arguments' items. ``nulls``:
+    gaps (after leaf n) that also hold a null member under that key, written as an item of its own
+    shape (``Items.null_item``)."""
     at, spans = 0, []
     for leaf in leaves:
         i = text.find(leaf, at)
@@ -248,10 +284,26 @@ def _container(text: str, leaves: Sequence[str], keys: Sequence[str], keyed: boo
         gaps = [r[0] for r in rest if r is not None]
         if keys[-1] in tail:
             tail = tail.replace(keys[-1], KEY_AGAIN, 1)
-    if len(set(gaps)) != 1:
+    nulls = nulls or {}
+    plain = [g for n, g in enumerate(gaps) if n not in nulls]
+    if len(set(plain)) != 1 or any(not 0 <= n < len(gaps) for n in nulls):
         return None
-    opened, item_pre, sep, item_post, close = repeat_frame(head, gaps[0], tail)
-    return Items(open=opened, close=close, sep=sep, item_pre=item_pre, kv=kv, item_post=item_post, keyed=keyed)
+    opened, item_pre, sep, item_post, close = repeat_frame(head, plain[0], tail)
+    null_items = {_null_item(gaps[n], plain[0], key, sep + item_pre) for n, key in nulls.items()}
+    if "" in null_items or len(null_items) > 1:
+        return None
+    return Items(open=opened, close=close, sep=sep, item_pre=item_pre, kv=kv, item_post=item_post, keyed=keyed,
+                 null_item=null_items.pop() if null_items else "")
+
+
+def _null_item(gap: str, plain: str, key: str, next_item: str) -> str:
+    """The text after the key of a null member written in `gap` (a gap before an item, `plain`, then
+    the null member's key, that text and the next item's start `next_item`), or "" when it is not so."""
+    lead = plain + key
+    if not gap.startswith(lead) or not gap.endswith(next_item) or len(gap) < len(lead) + len(next_item):
+        return ""
+    text = gap[len(lead):len(gap) - len(next_item)]
+    return "" if KEY_AGAIN in text or key in text else text
 
 
 def repeat_frame(head: str, gap: str, tail: str) -> tuple[str, str, str, str, str]:
@@ -302,4 +354,4 @@ def _learn_nested(samples: Sequence[tuple[Any, str]], values: Values) -> Values 
 
 
 __all__ = ["FLAGGED_PROBES", "NESTED_PROBES", "WORD_PROBES", "column_slots", "learn_string", "learn_values",
-           "value_probes", "value_slots", "value_tool"]
+           "null_item", "value_probes", "value_slots", "value_tool"]

@@ -81,6 +81,9 @@ def items_words(items: Items) -> str:
         out = "each " + " ".join(parts)
     if not items.keyed:
         out += " (positional, in the schema's order)"
+    if items.keyed and items.null_item:
+        out += " (null: " + " ".join(x for x in (quoted(items.item_pre) if items.item_pre else "", key,
+                                                 quoted(items.null_item)) if x) + ")"
     if items.sep:
         out += f", separated by {quoted(items.sep)}"
     if items.open or items.close:
