@@ -30,6 +30,7 @@ from autoparser.values.codecs import Codec
 from autoparser.values.spelling import KEY_AGAIN, Items, Slot, Values, schema_types
 from autoparser.values.written import column_headers
 
+from . import spelled_paths as paths
 from .codecs import codec_string_rule
 from .escaped import codec_copy, frame
 from .gbnf import ANY_CHAR, GbnfBuilder, char_class, literal, sanitize_name
@@ -157,6 +158,8 @@ class Speller:
         self.end_text = end_text     # what follows a call whose last value nothing else ends
         self.conv = _Converter(b, root, additional_default=True)
         self.string = Codec.from_spec(values.string.codec)
+        self.path_kv: str | None = None   # items with path keys (:mod:`.spelled_paths`): the call's key/value text
+        self.path_depth = 0
 
     # ---------------------------------------------------------------- literals
     def lit(self, text: str) -> str:
@@ -453,7 +456,7 @@ class Speller:
         return not types or "string" in types
 
     def ordered(self, items: Items, order: list[str], props: dict[str, Any], required: set[str], name: str,
-                nexts: Next, depth: int) -> str:
+                nexts: Next, depth: int, first_head: str | None = None) -> str:
         """Items in `order`: required ones present, optional ones possibly left out.
 
         After a value that delimits itself the rest is a chain (each optional item present or
@@ -464,10 +467,13 @@ class Speller:
         """
         n = len(order)
         keys = [self.key_text(items, k) if items.keyed else "" for k in order]
-        pre = [items.item_pre + (keys[m] + items.kv if items.keyed else "") for m in range(n)]
+        # (an argument that may be written as items with path keys: its key, then the value or the paths)
+        pathed = [not depth and paths.pathed(self, items, props.get(k, {})) for k in order]
+        pre = [items.item_pre + (keys[m] + ("" if pathed[m] else items.kv) if items.keyed else "") for m in range(n)]
         post = [items.item_post.replace(KEY_AGAIN, k) for k in order]
         labels = [f"{name}-{sanitize_name(k)}" for k in order]
-        is_open = [self.is_open(props.get(k, {})) for k in order]
+        is_open = [pathed[m] or self.is_open(props.get(k, {})) for m, k in enumerate(order)]
+        bare = replace(items, kv="")
         chain: list[str] = [""] * (n + 1)      # after a present item, the items from m on and the end
         chain[n] = _choice([_join(self.lit(items.close + f.stop), f.rest) for f in nexts])
         # between a value and the next item: some white space where the items are separated by white
@@ -500,9 +506,13 @@ class Speller:
                     if items.keyed else ()
                 if closed:   # (the white space around it is optional to the reader)
                     forbid = (end.rstrip(), *forbid)
-                alts = self.then(prop, labels[m], tuple(follows), depth, forbid)
-                item[m] = self.b.rule(f"{labels[m]}-item", " | ".join(_unique(alts)))
-                present = _join(gap, self.lead_in(items.sep + items.item_pre, keys[m], items, depth), item[m])
+                if pathed[m]:
+                    body = paths.path_item(self, items, keys[m], prop, labels[m], tuple(follows), forbid)
+                else:
+                    body = " | ".join(_unique(self.then(prop, labels[m], tuple(follows), depth, forbid)))
+                item[m] = self.b.rule(f"{labels[m]}-item", body)
+                present = _join(gap, self.lead_in(items.sep + items.item_pre, keys[m], bare if pathed[m] else items,
+                                                  depth), item[m])
                 chain[m] = present if order[m] in required else _choice([present, chain[m + 1]])
             else:
                 value = _group(_unique(self.then(prop, labels[m], (Follow(),), depth)))
@@ -512,10 +522,18 @@ class Speller:
                 present = _join(gap, self.lead_in(items.sep + items.item_pre, keys[m], items, depth), value, closing)
                 chain[m] = _join(present if order[m] in required else f"( {present} )?", chain[m + 1])
         first = self.empty(items, nexts, depth)
+        heads: list[str] = []
         for m in range(n - 1, -1, -1):
-            present = _join(self.lead_in(items.open + items.item_pre, keys[m], items, depth), item[m])
+            lead = self.lead_in(items.open + items.item_pre, keys[m], bare if pathed[m] else items, depth) \
+                if first_head is None else _join(literal(first_head) if first_head else "", literal(keys[m]),
+                                                 "" if pathed[m] else self.exact_trail(items.kv, False))
+            present = _join(lead, item[m])
             first = present if order[m] in required else _choice([present, first])
-        return first
+            if first_head is not None:   # (path items after their parent's key: one at least)
+                heads.insert(0, present)
+                if order[m] in required:
+                    heads[1:] = []
+        return _group(heads) if first_head is not None and heads else first
 
     def repeated(self, items: Items, value: Any, name: str, nexts: Next, depth: int) -> str:
         """Any number of items, each a value of schema `value` (keyed: under any key), then one of `nexts`."""

@@ -19,6 +19,7 @@ from typing import Any
 
 from .argfit import string_container
 from .codecs import Codec
+from .keypaths import flatten
 from .nested import parse_own
 from .pyliteral import python_to_json
 from .schemas import TYPE_ALIASES
@@ -73,6 +74,8 @@ def encode_items(items: Items, pairs: Any, values: Values | None = None, depth: 
         header = items.key_sep.join(items.key.pre + str(k) + items.key.post for k, _ in pairs)
         body = encode_items(replace(items, open="", close="", keyed=False, columns=False), pairs, values, depth)
         return items.open + header + items.kv + body + items.close if pairs else ""
+    if spell.path is not None and items.keyed and not depth:
+        pairs = [kv for key, value in pairs for kv in flatten(str(key), value, spell.path)]
     for key, value in pairs:
         head = items.item_pre + (str(key) + items.kv if items.keyed else "")
         body = _own(value, spell, depth) if spell.nested == "own" and isinstance(value, (dict, list)) \
