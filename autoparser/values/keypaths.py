@@ -112,6 +112,7 @@ class _Frame:
     prop: Any                 # its schema
     count: int = 0
     keys: set[str] = field(default_factory=set)   # an object's members that held containers
+    seen: set[str] = field(default_factory=set)   # an object's members
 
 
 class PathStack:
@@ -137,6 +138,11 @@ class PathStack:
         if "object" in types and "array" not in types:
             return "object" if seg else None
         return "array" if index else "object" if seg else None
+
+    @staticmethod
+    def _same_element(frame: _Frame, segs: list[str], keep: int) -> bool:
+        """An element with no index (``rows[][k]=x&rows[][v]=1``) goes on while its members are new."""
+        return frame.kind == "object" and segs[keep] not in frame.seen
 
     def _fits(self, frame: _Frame, seg: str, opens: bool) -> bool:
         """``seg`` is the next member of ``frame`` (a container it opens: one not written before)."""
@@ -174,8 +180,8 @@ class PathStack:
             return None
         keep = 1
         while keep < len(self.frames) and keep < len(segs) and self.frames[keep].seg == segs[keep - 1] and \
-                segs[keep - 1] != "" and (self._is_index(segs[keep]) if self.frames[keep].kind == "array"
-                                          else segs[keep] != ""):
+                (segs[keep - 1] != "" or self._same_element(self.frames[keep], segs, keep)) and \
+                (self._is_index(segs[keep]) if self.frames[keep].kind == "array" else segs[keep] != ""):
             keep += 1
         kinds: list[str | None] = [None] * len(segs)
         frame = self.frames[keep - 1]
@@ -213,6 +219,7 @@ class PathStack:
             return sep
         if opens is not None:
             frame.keys.add(seg)
+        frame.seen.add(seg)
         return sep + _escape(seg) + ": "
 
     def end(self) -> str:
