@@ -61,6 +61,7 @@ REASONING: dict[str, tuple[str, str, str, bool]] = {
     "edn_vector": ("tagged", ":::thinking", ":::", False),
     "hcl_blocks": ("tagged", "<think>", "</think>", True),       # the prompt opens the block
     "ini_sections": ("tagged", "<!-- thinking:", "-->", False),
+    "query_paths": ("tagged", "<think>", "</think>", False),
     "csv_rows": ("tagged", "[reasoning]", "[/reasoning]", False),
     "jsonrpc_batch": ("tagged", "<|begin_of_thought|>", "<|end_of_thought|>", False),
     "lua_call_sugar": ("tagged", "<think>", "</think>", False),

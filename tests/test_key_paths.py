@@ -79,8 +79,8 @@ def test_split_path() -> None:
     assert split_path("f[x", KeyPath(), ["f"]) is None   # unclosed
 
 
-def _stack(keys_values: list[tuple[str, Any]], props: dict[str, Any], path: KeyPath = KeyPath()) -> Any:
-    st = PathStack(path, props)
+def _stack(keys_values: list[tuple[str, Any]], props: dict[str, Any], path: KeyPath | None = None) -> Any:
+    st = PathStack(path or KeyPath(), props)
     out = []
     for k, v in keys_values:
         text, _ = st.key(k)

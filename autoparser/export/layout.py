@@ -226,7 +226,7 @@ def _string_codec(a: Analysis, v: Values) -> bool:
 
 
 def _nested(a: Analysis, v: Values, json_values: bool) -> None:
-    if v.nested == "own":
+    if v.nested == "own" or v.path is not None:
         raise refuse(a, "own-nested")
     if v.nested_codec:
         raise refuse(a, "value-codec", f"arrays and objects written inside a string ({v.nested_codec})")

@@ -227,6 +227,18 @@ class Speller:
         """What follows a value that delimits itself."""
         return _choice([_join(self.lit(f.stop), f.rest) for f in nexts])
 
+    def bare_const(self, values: list[Any]) -> bool:
+        """String constants a codec writes bare that never holds white space (percent-encoding): the
+        reader takes white space after one as its text, so what follows comes right after it."""
+        never = self.string.never_contains
+        return not self.string.self_delimiting and " " in never and "\n" in never and \
+            all(isinstance(v, str) for v in values)
+
+    def after_const(self, values: list[Any], nexts: Next) -> str:
+        if not self.bare_const(values):
+            return self.after(nexts)
+        return _choice([_join(literal(f.stop) if f.stop else "", f.rest) for f in nexts])
+
     def through(self, codec: Codec, f: Follow, post: str = "") -> str:
         """A value `codec` writes bare, then its slot's closing text `post`, then `f`."""
         head, tail = cut(post + f.stop)
@@ -268,7 +280,7 @@ class Speller:
             return _unique([*self.then(rest, name, nexts, depth, forbid), _join(literal(self.values.null), self.after(nexts))])
         if "const" in schema or isinstance(schema.get("enum"), list):
             values = [schema["const"]] if "const" in schema else schema["enum"]
-            return [_join(_group(_unique([self.const(v) for v in values])), self.after(nexts))]
+            return [_join(_group(_unique([self.const(v) for v in values])), self.after_const(values, nexts))]
         branches = self.conv.branches(schema)
         if branches is not None:
             return _unique([a for i, s in enumerate(branches) for a in self.then(s, f"{name}-{i}", nexts, depth, forbid)])
@@ -450,8 +462,8 @@ class Speller:
             return False
         if not isinstance(schema, dict) or _is_any(schema):
             return True
-        if "const" in schema or isinstance(schema.get("enum"), list):
-            return False
+        if "const" in schema or isinstance(schema.get("enum"), list):   # (a string constant in a bare codec)
+            return self.bare_const([schema["const"]] if "const" in schema else schema["enum"])
         types = schema_types(schema)
         return not types or "string" in types
 

@@ -90,7 +90,7 @@ def split_path(text: str, path: KeyPath | None, declared: Any = ()) -> list[str]
 
 
 def _types(prop: Any) -> frozenset[str]:
-    from .spelling import schema_types   # (spelling imports this module's users; no cycle at import)
+    from .spelling import schema_types  # (spelling imports this module's users; no cycle at import)
 
     return schema_types(prop)
 
@@ -193,7 +193,7 @@ class PathStack:
             if n == keep - 1:
                 if not self._fits(frame, seg, not last):
                     return None
-            elif kind == "array" and seg != _index(self.path, 0) or kind == "object" and not seg:
+            elif (kind == "array" and seg != _index(self.path, 0)) or (kind == "object" and not seg):
                 return None
             child = _child(prop, kind, seg)
             if not last:
