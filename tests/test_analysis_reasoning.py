@@ -61,6 +61,7 @@ REASONING: dict[str, tuple[str, str, str, bool]] = {
     "edn_vector": ("tagged", ":::thinking", ":::", False),
     "hcl_blocks": ("tagged", "<think>", "</think>", True),       # the prompt opens the block
     "ini_sections": ("tagged", "<!-- thinking:", "-->", False),
+    "query_paths": ("tagged", "<think>", "</think>", False),
     "csv_rows": ("tagged", "[reasoning]", "[/reasoning]", False),
     "call_rows": ("tagged", "<think>", "</think>", False),
     "yaml_block_args": ("tagged", "<reflect>", "</reflect>", False),

@@ -19,6 +19,7 @@ from autoparser import ChatTemplate
 from autoparser.analysis.layout.encode import encode_call
 from autoparser.analysis.model import ToolFormat
 from autoparser.markers import NAME_WILDCARD
+from autoparser.values.codecs import Codec
 
 SHARED = turns.shared_dir()
 USER = [{"role": "user", "content": "What is the weather in Paris?"}]
@@ -156,6 +157,7 @@ FIXTURE_TOOLS: dict[str, dict[str, Any]] = {
                         "call": '### call get_weather (call00001) location: "Paris" days: 3'},
     "xml_child_args": {"style": "layout", "call": '<invoke tool="get_weather"> <location>Paris</location> <days>3</days> </invoke>'},
     "xml_attr_args": {"style": "layout", "call": '<invoke tool="get_weather" id="call00001" location="Paris" days="3"/>'},
+    "query_paths": {"style": "layout", "call": "<|request|>#call00001 /tools/get_weather?location=Paris&days=3<|/request|>"},
     "xmlrpc_calls": {"style": "layout",
                      "call": "<methodCall><methodName>get_weather</methodName><params><param><value><struct>"
                              "<member><name>location</name><value><string>Paris</string></value></member>"
@@ -165,11 +167,11 @@ FIXTURE_TOOLS: dict[str, dict[str, Any]] = {
 NO_TOOLS = ("chatml_plain", "gemma_plain")
 WITH_IDS = ("call_id_tagged", "mistral_args", "mistral_array",            # render the given call id
             "edn_vector", "hcl_blocks", "ini_sections", "jsonrpc_batch", "xml_attr_args", "csv_rows",
-            "call_rows", "yaml_block_args")
+            "call_rows", "yaml_block_args", "query_paths")
 REFUSE_STRING_ARGS = ("xml_params", "call_id_tagged", "arg_key_value", "minimax_invoke", "yaml_args", "kwargs_pairs",
                       "edn_vector", "hcl_blocks", "ini_sections", "lua_call_sugar", "nix_attrs", "xml_attr_args",
                       "xmlrpc_calls", "csv_rows", "call_rows",
-                      "xml_child_args", "yaml_block_args")
+                      "xml_child_args", "yaml_block_args", "query_paths")
 SINGLE_CALL = ("llama3_json",)
 
 
@@ -252,7 +254,11 @@ def test_fixture_markers_appear_in_order(name: str) -> None:
     if t.tagged is not None:
         seq += [t.tagged.prefix, "location", t.tagged.key_suffix, "Paris, France", t.tagged.value_end]
     else:
-        seq += ["location", "Paris, France"]
+        value = "Paris, France"
+        items = t.layout.args.items if t.layout is not None else None
+        if value not in text and items is not None and items.values is not None:   # (percent-encoded)
+            value = Codec.from_spec(items.values.string.codec).encode(value)
+        seq += ["location", value]
     seq += [t.call_close, t.call_end, t.section_end]
     assert _ordered(text, seq) == [], text
 

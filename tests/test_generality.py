@@ -34,10 +34,10 @@ from autoparser import ChatTemplate
 from autoparser.values.codecs import Codec
 
 KEYS = ["logfmt-angle_role-numbered-blockquote-off", "logfmt-chatml-lines-none-on", "kdl-chatml-dashes-html_comment-on",
-        "org-sharp-count-none-off", "latex-dbl-numbered-none-on", "sql-gemma-emoji-bot-off"]
+        "org-sharp-count-none-off", "latex-dbl-numbered-none-on", "sql-gemma-emoji-bot-off",
+        "properties-sharp-hr-percent-on"]   # (dotted path keys: NAME.filters.lang=en)
 PARTIAL = {"nginx-chatml-dashes-percent-off": "nested object arguments",
-           "apache-angle_role-hr-html_comment-on": "nested object arguments",
-           "properties-sharp-hr-percent-on": "nested object arguments"}
+           "apache-angle_role-hr-html_comment-on": "nested object arguments"}
 INCOMING = Path(__file__).resolve().parent.parent / "templates" / "incoming"
 
 

@@ -15,6 +15,7 @@ import regex
 
 from ..markers.definition import TOKEN_LOOK, token_shaped
 from ..values.spelling import Slot, Values
+from ..values.written import KeyPath
 from .layout.model import ArgsLayout, CallLayout, Items, Piece
 from .verification import Verification, VerificationSlot
 
@@ -199,7 +200,7 @@ class Analysis:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (tuples become lists)."""
-        out: dict[str, Any] = _plain(dataclasses.asdict(self))
+        out: dict[str, Any] = _unset_paths(_plain(dataclasses.asdict(self)))
         if out.get("envelope") is None:   # most templates: kept out of the dict (and of stored expectations)
             out.pop("envelope", None)
         return out
@@ -243,6 +244,16 @@ def _plain(x: Any) -> Any:
     return x
 
 
+def _unset_paths(x: Any) -> Any:
+    """`x` without the ``path`` of value spellings that write no path keys (most layouts: kept out of
+    the dict and of stored expectations)."""
+    if isinstance(x, dict):
+        return {k: _unset_paths(v) for k, v in x.items() if not (k == "path" and v is None and "nested" in x)}
+    if isinstance(x, list):
+        return [_unset_paths(v) for v in x]
+    return x
+
+
 def _build(cls: Any, data: Any) -> Any:
     if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)) or not isinstance(data, dict):
         return data
@@ -259,7 +270,8 @@ def _build(cls: Any, data: Any) -> Any:
 _NESTED = {"Capabilities": Capabilities, "ReasoningFormat": ReasoningFormat, "ContentFormat": ContentFormat,
            "ToolFormat": ToolFormat, "JsonLayout": JsonLayout, "TaggedArgs": TaggedArgs,
            "LiteralArgs": LiteralArgs, "EnvelopeFormat": EnvelopeFormat, "CallLayout": CallLayout,
-           "ArgsLayout": ArgsLayout, "Items": Items, "Piece": Piece, "Slot": Slot, "Values": Values}
+           "ArgsLayout": ArgsLayout, "Items": Items, "Piece": Piece, "Slot": Slot, "Values": Values,
+           "KeyPath": KeyPath}
 
 
 def _convert(type_name: Any, value: Any) -> Any:

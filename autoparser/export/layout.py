@@ -227,7 +227,7 @@ def _string_codec(a: Analysis, v: Values) -> bool:
 
 
 def _nested(a: Analysis, v: Values, json_values: bool) -> None:
-    if v.nested == "own" or is_block(v.nested):   # (YAML blocks below the key: the format's own syntax)
+    if v.nested == "own" or is_block(v.nested) or v.path is not None:   # (YAML blocks below the key: the format's own syntax)
         raise refuse(a, "own-nested")
     if v.nested_codec:
         raise refuse(a, "value-codec", f"arrays and objects written inside a string ({v.nested_codec})")

@@ -58,7 +58,7 @@ REASONS: dict[str, str] = {
     "value-spelling": "booleans or null are spelled in words transformers does not type by the schema "
                       "(true/1, false/0 in any case, null/None)",
     "own-nested": "arrays and objects in the arguments are written in the format's own syntax (own-syntax "
-                  "nested objects), not as JSON",
+                  "nested objects, or items with path keys: filters[lang]=en), not as JSON",
     "items-misread": "the arguments written as the layout says do not read back through xml-inline",
 }
 

@@ -32,6 +32,7 @@ from ..analysis.layout.model import KEY_AGAIN, CallLayout, Items
 from ..runtime.layout_patterns import call_head_source
 from ..values.codecs import Codec
 from ..values.decode import ItemHow, streams
+from ..values.keypaths import MAX_SEGMENTS, segment_source, suffix_source
 from ..values.nested import own_openers
 from ..values.spelling import Values, schema_types, with_name
 from ..values.written import column_headers
@@ -74,6 +75,7 @@ class LayoutRules:
 
     values: dict[str, LayoutValue] = field(default_factory=dict)
     keys: set[str] = field(default_factory=set)               # rules whose text is a key
+    path_keys: set[str] = field(default_factory=set)          # rules whose text is a path key (``filters[lang]=``)
     wrapped: dict[str, Wrapped] = field(default_factory=dict)
     python: bool = False                                       # JSON arguments in Python spellings
 
@@ -225,6 +227,8 @@ class _Items:
         self.required = [k for k in required if isinstance(k, str)] if isinstance(required, list) else []
         self.keyalt = "(?:" + "|".join(regex.escape(k) for k in sorted(self.keys, key=len, reverse=True)) + ")" \
             if self.keys else _GENERIC_KEY
+        self.path = values.path if self.by_key else None
+        self.keyalt += suffix_source(self.path)     # (a key may go on with path segments: ``filters[lang]=``)
         self.codec = Codec.from_spec(values.string.codec)
 
     def name(self, what: str) -> str:
@@ -242,7 +246,10 @@ class _Items:
             return self.columns(more, close)
         if it.keyed:
             if self.keys:
-                item = b.add(self.name("item"), " / ".join(self.keyed(k, j) for j, k in enumerate(self.keys)))
+                alts = [self.keyed(k, j) for j, k in enumerate(self.keys)]
+                if self.path is not None:
+                    alts.append(self.path_keyed(len(self.keys)))
+                item = b.add(self.name("item"), " / ".join(alts))
             else:
                 item = self.keyed(None, 0)
             body = _seq(head, item, f"({_seq(more, item)})*", f"{close}?" if close else "")
@@ -316,6 +323,18 @@ class _Items:
                                         self.props.get(key))
                 item = f"({nval}) / ({item})"
         return b.add(self.name(f"item_{j}"), item)
+
+    def path_keyed(self, j: int) -> str:
+        """An item whose key is a path (a declared key, then segments): the mapper builds the nested
+        value the reader builds (:class:`~autoparser.values.keypaths.PathStack`)."""
+        assert self.path is not None
+        kv = mk.lit_source(self.items.kv, separates=True)
+        seg = segment_source(self.path)
+        keys = "(?:" + "|".join(regex.escape(k) for k in sorted(self.keys, key=len, reverse=True)) + ")"
+        krule = self.b.add(self.name("path_key"), _rx(r"\s*" + keys + f"(?:{seg}){{1,{MAX_SEGMENTS}}}(?=" + kv + ")"))
+        self.lr.path_keys.add(krule)
+        kv_rule = self.b.add(self.name("path_kv"), _rx(kv))
+        return self.b.add(self.name(f"item_{j}"), _seq(krule, kv_rule, self.value(None, j)))
 
     def positional(self, key: str | None, j: int) -> str:
         return self.b.add(self.name(f"item_{j}"), self.value(key, j))

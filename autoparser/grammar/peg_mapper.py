@@ -30,8 +30,10 @@ from ..values.codecs import Codec
 from ..values.coerce import coerce, raw_string
 from ..values.decode import args_text, item_value, typed_value
 from ..values.entities import unescape
+from ..values.keypaths import PathStack
 from ..values.literal import literal_to_json
 from ..values.pyliteral import python_to_json
+from ..values.spelling import Values
 from ..values.yamlargs import value_json
 from .peg_layout import LayoutRules, LayoutValue, Wrapped
 
@@ -123,16 +125,24 @@ class _LKey:
 
 
 @dataclass
+class _LPathKey:
+    key: str
+
+
+@dataclass
 class _LValue:
     key: str | None      # None: the key before it (the next of a header row's keys)
     value: Any
     retype: Callable[[Any], Any] | None = None   # key None: the value decoded again, typed by its key's schema
+    values: Values | None = None                 # the spelling (items with path keys: their path)
 
 
 def _item_arguments(items: list[Any], props: Any) -> str:
     """A layout's items as the reader writes them: ``{"key": value, ...}``; a value without a key of
     its own takes the key before it, or the next of the keys written before the values (a header
     row), and is typed by that key's schema."""
+    if any(isinstance(p, _LPathKey) for p in items):
+        return path_arguments(items, props)
     out: dict[str, Any] = {}
     keys: list[str] = []
     key = ""
@@ -146,6 +156,27 @@ def _item_arguments(items: list[Any], props: Any) -> str:
             prop = props.get(key) if isinstance(props, dict) else None
             out[key] = p.retype(prop) if p.retype is not None and prop is not None else p.value
     return json.dumps(out, ensure_ascii=False)
+
+
+def path_arguments(items: list[Any], props: Any) -> str:
+    """Items some of whose keys are paths, nested as the reader nests them (the same
+    :class:`~autoparser.values.keypaths.PathStack`), each value typed by its path's schema."""
+    first = next((p.values for p in items if isinstance(p, _LValue) and p.values is not None), None)
+    path = first.path if first is not None else None
+    if path is None:
+        return "{}"
+    stack = PathStack(path, props if isinstance(props, dict) else {})
+    out: list[str] = []
+    pending = ""
+    for p in items:
+        if isinstance(p, _LPathKey):
+            pending = p.key
+        elif isinstance(p, _LValue):
+            text, prop = stack.key(p.key if p.key is not None else pending)
+            value = p.retype(prop) if p.key is None and p.retype is not None and prop is not None else p.value
+            out += [text, json.dumps(value, ensure_ascii=False)]
+    out.append(stack.end())
+    return json.dumps(json.loads("".join(out)), ensure_ascii=False)
 
 
 class _Verbatim(str):
@@ -240,6 +271,8 @@ class _Mapper(NodeVisitor):
                 return self.visit_layout_value(node, lay.values[name])
             if name in lay.keys:
                 return _LKey(node.text.strip())
+            if name in lay.path_keys:
+                return _LPathKey(node.text.strip())
             if name in lay.wrapped:
                 return self.visit_layout_wrapped(node, lay.wrapped[name])
             if name == "call_name_again":
@@ -413,7 +446,7 @@ class _Mapper(NodeVisitor):
         args = [p for p in parts if isinstance(p, _Args)]
         pairs = [p for p in parts if isinstance(p, _Arg)]
         lines = [p for p in parts if isinstance(p, _Lines)]
-        items = [p for p in parts if isinstance(p, (_LKey, _LValue))]
+        items = [p for p in parts if isinstance(p, (_LKey, _LPathKey, _LValue))]
         if items:
             arguments = _item_arguments(items, (self.ctx.schemas.get(name) or {}).get("properties"))
         elif lines:
@@ -435,8 +468,8 @@ class _Mapper(NodeVisitor):
         text = node.text.lstrip(" \t") if lv.how == "raw" else node.text.strip()
         if lv.key is None:
             return _LValue(None, item_value(text, lv.how, lv.values, lv.prop),
-                           lambda prop: item_value(text, lv.how, lv.values, prop))
-        return _LValue(lv.key, item_value(text, lv.how, lv.values, lv.prop))
+                           lambda prop: item_value(text, lv.how, lv.values, prop), lv.values)
+        return _LValue(lv.key, item_value(text, lv.how, lv.values, lv.prop), values=lv.values)
 
     def visit_layout_wrapped(self, node: Node, w: Wrapped) -> Any:
         """Text written with a string codec: JSON arguments, or items read from the decoded text."""

@@ -33,11 +33,13 @@ from autoparser.values.written import column_headers
 from autoparser.values.yamlblock import is_block
 
 from ..markers import NAME_WILDCARD as WILD_NAME
+from . import spelled_paths as paths
 from .codecs import codec_string_rule
 from .escaped import codec_copy, frame
-from .gbnf import ANY_CHAR, GbnfBuilder, char_class, literal, sanitize_name
+from .gbnf import ANY_CHAR, GbnfBuilder, literal, sanitize_name
 from .pieces import WS_MAX, piece_expr
 from .pyvalue import LiteralConverter
+from .raw_until import raw_until
 from .schema import _Converter, _group, _infer_type, _is_any, _unique, json_rule
 from .spelled_base import Follow, Next, SpelledConverter, _choice, _join, cut, number_expr
 from .yamlblock import block_rule
@@ -68,6 +70,8 @@ class Speller:
         self.end_text = end_text     # what follows a call whose last value nothing else ends
         self.conv = _Converter(b, root, additional_default=True)
         self.string = Codec.from_spec(values.string.codec)
+        self.path_kv: str | None = None   # items with path keys (:mod:`.spelled_paths`): the call's key/value text
+        self.path_depth = 0
 
     # ---------------------------------------------------------------- literals
     def lit(self, text: str) -> str:
@@ -152,6 +156,18 @@ class Speller:
         """What follows a value that delimits itself."""
         return _choice([_join(self.lit(f.stop), f.rest) for f in nexts])
 
+    def bare_const(self, values: list[Any]) -> bool:
+        """String constants a codec writes bare that never holds white space (percent-encoding): the
+        reader takes white space after one as its text, so what follows comes right after it."""
+        never = self.string.never_contains
+        return not self.string.self_delimiting and " " in never and "\n" in never and \
+            all(isinstance(v, str) for v in values)
+
+    def after_const(self, values: list[Any], nexts: Next) -> str:
+        if not self.bare_const(values):
+            return self.after(nexts)
+        return _choice([_join(literal(f.stop) if f.stop else "", f.rest) for f in nexts])
+
     def through(self, codec: Codec, f: Follow, post: str = "") -> str:
         """A value `codec` writes bare, then its slot's closing text `post`, then `f`."""
         head, tail = cut(post + f.stop)
@@ -193,7 +209,7 @@ class Speller:
             return _unique([*self.then(rest, name, nexts, depth, forbid), _join(literal(self.values.null), self.after(nexts))])
         if "const" in schema or isinstance(schema.get("enum"), list):
             values = [schema["const"]] if "const" in schema else schema["enum"]
-            return [_join(_group(_unique([self.const(v) for v in values])), self.after(nexts))]
+            return [_join(_group(_unique([self.const(v) for v in values])), self.after_const(values, nexts))]
         branches = self.conv.branches(schema)
         if branches is not None:
             return _unique([a for i, s in enumerate(branches) for a in self.then(s, f"{name}-{i}", nexts, depth, forbid)])
@@ -377,13 +393,13 @@ class Speller:
             return False
         if not isinstance(schema, dict) or _is_any(schema):
             return True
-        if "const" in schema or isinstance(schema.get("enum"), list):
-            return False
+        if "const" in schema or isinstance(schema.get("enum"), list):   # (a string constant in a bare codec)
+            return self.bare_const([schema["const"]] if "const" in schema else schema["enum"])
         types = schema_types(schema)
         return not types or "string" in types
 
     def ordered(self, items: Items, order: list[str], props: dict[str, Any], required: set[str], name: str,
-                nexts: Next, depth: int) -> str:
+                nexts: Next, depth: int, first_head: str | None = None) -> str:
         """Items in `order`: required ones present, optional ones possibly left out.
 
         After a value that delimits itself the rest is a chain (each optional item present or
@@ -394,10 +410,13 @@ class Speller:
         """
         n = len(order)
         keys = [self.key_text(items, k) if items.keyed else "" for k in order]
-        pre = [items.item_pre + (keys[m] + items.kv if items.keyed else "") for m in range(n)]
+        # (an argument that may be written as items with path keys: its key, then the value or the paths)
+        pathed = [not depth and paths.pathed(self, items, props.get(k, {})) for k in order]
+        pre = [items.item_pre + (keys[m] + ("" if pathed[m] else items.kv) if items.keyed else "") for m in range(n)]
         post = [items.item_post.replace(KEY_AGAIN, k) for k in order]
         labels = [f"{name}-{sanitize_name(k)}" for k in order]
-        is_open = [self.is_open(props.get(k, {})) for k in order]
+        is_open = [pathed[m] or self.is_open(props.get(k, {})) for m, k in enumerate(order)]
+        bare = replace(items, kv="")
         # a null value written as an item of its own shape (``<KEY/>``): its head, where the schema allows null
         as_null = replace(items, kv=items.null_item)
         nullable = [bool(items.keyed and items.null_item.strip() and self.null_ok(props.get(k, {}))) for k in order]
@@ -437,9 +456,13 @@ class Speller:
                     if items.keyed else ()
                 if closed:   # (the white space around it is optional to the reader)
                     forbid = (end.rstrip(), *forbid)
-                alts = self.then(prop, labels[m], tuple(follows), depth, forbid)
-                item[m] = self.b.rule(f"{labels[m]}-item", " | ".join(_unique(alts)))
-                present = _join(gap, self.lead_in(items.sep + items.item_pre, keys[m], items, depth), item[m])
+                if pathed[m]:
+                    body = paths.path_item(self, items, keys[m], prop, labels[m], tuple(follows), forbid)
+                else:
+                    body = " | ".join(_unique(self.then(prop, labels[m], tuple(follows), depth, forbid)))
+                item[m] = self.b.rule(f"{labels[m]}-item", body)
+                present = _join(gap, self.lead_in(items.sep + items.item_pre, keys[m], bare if pathed[m] else items,
+                                                  depth), item[m])
                 alts = [present]
                 if nullable[m]:
                     alts.append(_join(gap, self.lead_in(items.sep + items.item_pre, keys[m], as_null, depth),
@@ -456,13 +479,21 @@ class Speller:
                                                                        depth))])
                 chain[m] = _join(present if order[m] in required else f"( {present} )?", chain[m + 1])
         first = self.empty(items, nexts, depth)
+        heads: list[str] = []
         for m in range(n - 1, -1, -1):
-            present = _join(self.lead_in(items.open + items.item_pre, keys[m], items, depth), item[m])
+            lead = self.lead_in(items.open + items.item_pre, keys[m], bare if pathed[m] else items, depth) \
+                if first_head is None else _join(literal(first_head) if first_head else "", literal(keys[m]),
+                                                 "" if pathed[m] else self.exact_trail(items.kv, False))
+            present = _join(lead, item[m])
             alts = [present]
-            if nullable[m]:
+            if nullable[m] and first_head is None:
                 alts.append(_join(self.lead_in(items.open + items.item_pre, keys[m], as_null, depth), chain[m + 1]))
             first = _choice(alts) if order[m] in required else _choice([*alts, first])
-        return first
+            if first_head is not None:   # (path items after their parent's key: one at least)
+                heads.insert(0, present)
+                if order[m] in required:
+                    heads[1:] = []
+        return _group(heads) if first_head is not None and heads else first
 
     def through_closing(self, end: str, follows: list[Follow]) -> Follow:
         """`follows`, each beginning with a value's closing text `end`, as one: the value runs through
@@ -505,52 +536,3 @@ class Speller:
         opener = self.lit(items.open + head_text) if items.keyed else self.lead_in(items.open + head_text, "", items, depth)
         return _choice([_join(opener, key, after_key or _join(kv, each)), self.empty(items, nexts, depth)])
 
-
-def raw_until(b: GbnfBuilder, stops: tuple[tuple[str, str, bool], ...], banned: tuple[str, ...]) -> str:
-    """Raw text, then one of `stops` (text, what follows it, first): a ``first`` stop ends the text
-    where it first occurs (the text never holds it); another may come anywhere (the text may hold
-    it too). The text never holds a `banned` one; a ``first`` stop that holds one (the value's own
-    closing text, then the next item's start) goes on past it exactly. An Aho-Corasick automaton
-    over the texts."""
-    def make() -> str:
-        firsts: dict[str, list[str]] = {}
-        for text, cont, first in stops:
-            if first:
-                firsts.setdefault(text, []).append(cont)
-        for text in banned:
-            firsts.setdefault(text, [])
-        # spelled one character class at a time: a literal would be one llguidance lexeme that
-        # outruns, then hides, the text going on after a near miss (``</parameter>\n<parameter=``)
-        ends = [_join(*(char_class([c]) for c in text), cont) for text, cont, first in stops if not first]
-        texts = list(firsts)
-        states = sorted({t[:i] for t in texts for i in range(len(t))}, key=lambda u: (len(u), u))
-        alphabet = sorted({c for t in texts for c in t})
-        names = {u: b.reserve("raw-until") for u in states}
-        for u in states:
-            alts = list(ends)
-            to: dict[str, list[str]] = {}
-            done: dict[str, list[str]] = {}
-            blocked: list[str] = []
-            for c in alphabet:
-                seen = u + c
-                completed = [t for t in texts if seen.endswith(t)]
-                if completed:
-                    blocked.append(c)
-                    for cont in dict.fromkeys(x for t in completed for x in firsts[t]):
-                        done.setdefault(cont, []).append(c)
-                    for text, cont, first in stops:
-                        for ban in completed:
-                            j = text.find(ban) + len(ban) if first and ban in banned else -1
-                            if len(ban) <= j < len(text) and seen.endswith(text[:j]):
-                                done.setdefault(_join(*(char_class([x]) for x in text[j:]), cont), []).append(c)
-                    continue
-                v = next(seen[i:] for i in range(len(seen) + 1) if seen[i:] in names)
-                if v:
-                    blocked.append(c)
-                    to.setdefault(v, []).append(c)
-            alts.append(f"{char_class(blocked, negate=True)} {names['']}" if blocked else f"{ANY_CHAR} {names['']}")
-            alts += [f"{char_class(cs)} {names[v]}" for v, cs in to.items()]
-            alts += [_join(char_class(cs), cont) for cont, cs in done.items()]
-            b.define(names[u], " | ".join(alts))
-        return names[""]
-    return b.cached(("raw-until", stops, banned), make)

@@ -52,8 +52,9 @@ def layout_refusal(args: ArgsLayout) -> str:
         return f"string values are written with the {codec.kind} codec ({codec.spec})"
     if codec.spec == "raw" and not (v.string.post + items.item_post).strip():
         return "raw string values end where the next argument starts (no text closes them)"
-    if v.nested == "own" or is_block(v.nested):
-        return "arrays and objects are written in the format's own syntax (own-syntax nested objects), not as JSON"
+    if v.nested == "own" or is_block(v.nested) or v.path is not None:
+        return "arrays and objects are written in the format's own syntax (own-syntax nested objects or items " \
+            "with path keys), not as JSON"
     if v.nested_codec:
         return f"arrays and objects are written inside a string (the {v.nested_codec} codec)"
     if v.nested == "python" or (v.nested == "spelled" and ((v.true, v.false, v.null) != _JSON_WORDS

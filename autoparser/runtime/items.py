@@ -25,6 +25,7 @@ from ..analysis.layout.model import KEY_AGAIN, Items
 from ..markers import lit_source as _strict_lit
 from ..values.codecs import Codec, IncrementalDecoder
 from ..values.jsonscan import JsonScanner
+from ..values.keypaths import PathStack, suffix_source
 from ..values.nested import own_openers, parse_own
 from ..values.pyliteral import python_to_json
 from ..values.spelling import Values, decode_value, schema_types
@@ -95,6 +96,12 @@ class ItemsReader(Phases):
         it = items
         keyalt = "(?:" + "|".join(regex.escape(k) for k in sorted(self.keys, key=len, reverse=True)) + ")" \
             if self.keys else _GENERIC_KEY
+        # arrays and objects written as items with path keys (``filters[lang]=``): the JSON text around
+        # each key from the stack of open containers, each value typed by its path's schema
+        path = self.values.path if self.keyed else None
+        self.paths = PathStack(path, self.props) if path is not None else None
+        self.leaf_prop: Any = None
+        keyalt += suffix_source(path)
         self.keyalt = keyalt
         # the next item: a declared key, or any key inside a tag or brackets (``<parameter=unit>``)
         ahead = _GENERIC_KEY if _bracketed(it.item_pre, it.kv) else keyalt
@@ -203,7 +210,11 @@ class ItemsReader(Phases):
             self._end()
             return "bad", pos
         self.key = key
-        self.emit(("{" if self.n == 0 else ", ") + _escape(key) + ": ")
+        if self.paths is not None:
+            text, self.leaf_prop = self.paths.key(key)
+            self.emit(text)
+        else:
+            self.emit(("{" if self.n == 0 else ", ") + _escape(key) + ": ")
         self.n += 1
         if self.null_src and m.group("null") is not None:
             self.emit("null")      # (the item was the null value's own shape: ``<KEY/>``)
@@ -239,10 +250,12 @@ class ItemsReader(Phases):
         return "done", pos
 
     def _end(self) -> None:
-        self.emit("}" if self.n else "{}")
+        self.emit(self.paths.end() if self.paths is not None else "}" if self.n else "{}")
 
     # -------------------------------------------------------------- values
     def _prop(self) -> Any:
+        if self.paths is not None:
+            return self.leaf_prop
         return self.props.get(self.key) if self.key else None
 
     def _value_begin(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
@@ -409,6 +422,8 @@ class ItemsReader(Phases):
             self._take(buf[pos:m.end()], final=False)
             pos = self.scan = m.end()
             m = pat.search(buf, self.scan, partial=not final)
+        if m is not None and not m.partial and not final and self.paths is not None:
+            m = self._sooner(pat, buf, m)
         if m is None:
             stop = len(buf)
             if not final:
@@ -432,6 +447,13 @@ class ItemsReader(Phases):
             return "next", m.end() if m.lastgroup == "post" else m.start()   # next item, without it)
         self.phase = "post"
         return "next", m.start()
+
+    def _sooner(self, pat: regex.Pattern[str], buf: str, m: regex.Match[str]) -> regex.Match[str]:
+        """A partial match before the complete one `m` (the next item's path key, ``&filters[lang]=``,
+        not yet written whole while the ``[`` in it already looks like what follows the call): the
+        value waits for it (regex prefers a complete match anywhere to a partial one)."""
+        early = pat.search(buf, self.scan, m.start(), partial=True)
+        return early if early is not None and early.partial else m
 
     def _inside_own(self, buf: str, end: int) -> bool:
         """The value is an own-syntax container that does not read whole up to ``end`` (bounded tries)."""

@@ -19,9 +19,10 @@ from typing import Any
 
 from .argfit import string_container
 from .codecs import Codec
+from .keypaths import flatten
 from .nested import empty_is_nothing, parse_own
 from .pyliteral import python_to_json
-from .schemas import TYPE_ALIASES
+from .schematypes import JSON_TYPES, schema_types
 from .written import ANY_NAME, ID_AGAIN, KEY_AGAIN, MAX_DEPTH, NAME_AGAIN, NUMBER, Items, Slot, Values
 from .yamlblock import encode_block, is_block, parse_block
 
@@ -77,6 +78,8 @@ def encode_items(items: Items, pairs: Any, values: Values | None = None, depth: 
         header = items.key_sep.join(items.key.pre + str(k) + items.key.post for k, _ in pairs)
         body = encode_items(replace(items, open="", close="", keyed=False, columns=False), pairs, values, depth)
         return items.open + header + items.kv + body + items.close if pairs else ""
+    if spell.path is not None and items.keyed and not depth:
+        pairs = [kv for key, value in pairs for kv in flatten(str(key), value, spell.path)]
     for key, value in pairs:
         if value is None and items.null_item and items.keyed:
             parts.append(items.item_pre + str(key) + items.null_item)
@@ -109,41 +112,8 @@ def encode_value(values: Values, value: Any) -> str:
     return values.nested_pre + nested_text(value, values.nested, values.nested_codec, values) + values.nested_post
 
 
-# ---------------------------------------------------------------- types from the schema
-# type names schemas in the wild use for the JSON types
-_ALIASES = TYPE_ALIASES
-_KNOWN = frozenset(("string", "number", "integer", "boolean", "object", "array", "null"))
-_JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object"}
+_JSON_TYPES = JSON_TYPES
 
-
-def _names(names: Any) -> frozenset[str]:
-    """Type names as JSON types; empty (any type) when one is unknown."""
-    listed = [names] if isinstance(names, str) else [n for n in names if isinstance(n, str)]
-    out = frozenset(_ALIASES.get(n.lower(), n.lower()) for n in listed)
-    return out if out <= _KNOWN else frozenset()
-
-
-def schema_types(prop: Any) -> frozenset[str]:
-    """The JSON types an argument's schema allows (empty: any)."""
-    return _types(prop, 0)
-
-
-def _types(prop: Any, depth: int) -> frozenset[str]:
-    if not isinstance(prop, Mapping) or depth > 8:
-        return frozenset()
-    t = prop.get("type")
-    if isinstance(t, (str, list)):
-        return _names(t)
-    for key in ("anyOf", "oneOf"):
-        alts = prop.get(key)
-        if isinstance(alts, list) and alts:
-            parts = [_types(a, depth + 1) for a in alts]
-            return frozenset().union(*parts) if all(parts) else frozenset()
-    for key in ("enum", "const"):
-        vals = prop.get(key) if key == "enum" else [prop.get(key)] if key in prop else None
-        if isinstance(vals, list) and vals:
-            return frozenset("null" if v is None else _JSON_TYPES.get(type(v), "string") for v in vals)
-    return frozenset()
 
 
 def allowed(value: Any, types: frozenset[str]) -> bool:

@@ -56,6 +56,19 @@ class Items:
 
 
 @dataclass(frozen=True)
+class KeyPath:
+    """Arrays and objects written as several items whose keys are paths (``filters[lang]=en&tags[0]=a``,
+    ``a.b=``, ``a%b=``): each child's key (or an element's index) is written after its parent's key as
+    ``open`` + child + ``close``. ``arrays``: ``"0"`` / ``"1"``, elements numbered from that base;
+    ``"empty"``, no index (``tags[]=a``); ``"whole"``, arrays are not written as paths (``nested``
+    writes them). Empty arrays and objects are written whole, as ``nested`` says."""
+
+    open: str = "["
+    close: str = "]"
+    arrays: str = "0"
+
+
+@dataclass(frozen=True)
 class Values:
     """How argument values of each JSON type are written, after the key/value separator.
 
@@ -64,7 +77,8 @@ class Values:
     (``"json"``, ``"json(compact)"``, ``"python"``, ``"spelled"``: JSON's brackets with leaves
     spelled as here) with ``nested_pre``/``nested_post`` around it, escaped with the string codec
     ``nested_codec`` when the template writes it as a string; or ``"own"``: the containers
-    ``array`` and ``object`` (:class:`Items` whose values are spelled as here).
+    ``array`` and ``object`` (:class:`Items` whose values are spelled as here). ``path``: a call's
+    arguments write a non-empty array or object as items whose keys are paths (:class:`KeyPath`).
     """
 
     string: Slot = field(default_factory=Slot)
@@ -79,6 +93,7 @@ class Values:
     nested_codec: str = ""
     array: Items | None = None
     object: Items | None = None
+    path: KeyPath | None = None     # arrays and objects as items with path keys (:mod:`.keypaths`)
 
 
 MAX_HEADERS = 32     # columns: the header rows a grammar lists per tool
@@ -102,4 +117,5 @@ NUMBER = regex.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 MAX_DEPTH = 32
 
 
-__all__ = ["ANY_NAME", "ID_AGAIN", "KEY_AGAIN", "MAX_DEPTH", "MAX_HEADERS", "NAME_AGAIN", "NUMBER", "Items", "Slot", "Values", "column_headers"]
+__all__ = ["ANY_NAME", "ID_AGAIN", "KEY_AGAIN", "MAX_DEPTH", "MAX_HEADERS", "NAME_AGAIN", "NUMBER", "Items", "KeyPath", "Slot", "Values",
+           "column_headers"]

@@ -32,6 +32,7 @@ from ...probes import needles as N
 from ...values import codecs
 from ...values.spelling import KEY_AGAIN, Items, Slot, encode_value, nested_text
 from .model import ArgsLayout, CallLayout, Piece
+from .paths import learn_paths
 from .renders import Renders
 from .spellings import (
     FLAGGED_PROBES,
@@ -330,6 +331,8 @@ def learn_call_layout(r: Renders, units: CallUnits, marker: str, why: list[str] 
                           [d for d in (follow, items.close) if d.strip()])
     if values is None:
         return None
+    if vregion is not None and items.keyed and not items.columns:
+        values = learn_paths(vregion, items, values) or values   # (arrays and objects as path keys)
     items = replace(items, values=values)
     if not wrap and not items.columns:
         # the text a call with no argument writes where the items go (``ID|NAME||``: ``|``)
