@@ -30,6 +30,7 @@ import json
 import re
 import signal
 import threading
+import urllib.parse
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -354,7 +355,7 @@ def lost_words(s: Subject, text: str, msg: Message) -> list[str]:
     the call's unfinished last member (after the last ``,{[(``: a key without its value, or a
     number cut short, has no place in JSON arguments); a word in a broken key (``mangled_keys``). A word counts as kept as written,
     JSON-unescaped (once, or twice for arguments written inside a JSON string, or after its
-    character references are decoded), or without its backslashes (escape syntax).
+    character references are decoded), percent-decoded, or without its backslashes (escape syntax).
     """
     kept = kept_text(msg)
     rest = s.strip.sub(lambda m: " " * len(m.group()), text)
@@ -372,7 +373,8 @@ def lost_words(s: Subject, text: str, msg: Message) -> list[str]:
             continue
         word = m.group()
         forms = (word, _unescape(word), _unescape(_unescape(word)), word.replace("\\", ""),   # twice: JSON in a string
-                 _unescape(html.unescape(word).strip("\"'")))     # JSON written with character references
+                 _unescape(html.unescape(word).strip("\"'")),     # JSON written with character references
+                 urllib.parse.unquote(word), urllib.parse.unquote_plus(word))   # percent-encoded (query strings)
         # a word may end in the first backslash of an escape it does not hold whole (``\\"``)
         if len(word) >= 3 and not any(w in kept or w.rstrip("\\") in kept for w in forms):
             lost.append(word)
