@@ -17,13 +17,14 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from ..markers import NAME_WILDCARD
 from .argfit import string_container
 from .codecs import Codec
 from .keypaths import flatten
 from .nested import empty_is_nothing, parse_own
 from .pyliteral import python_to_json
 from .schematypes import JSON_TYPES, schema_types
-from .written import ANY_NAME, ID_AGAIN, KEY_AGAIN, MAX_DEPTH, NAME_AGAIN, NUMBER, Items, Slot, Values
+from .written import ID_AGAIN, KEY_AGAIN, MAX_DEPTH, NAME_AGAIN, NUMBER, Items, Slot, Values
 from .yamlblock import encode_block, is_block, parse_block
 
 
@@ -261,7 +262,7 @@ def decode_string(text: str, values: Values) -> Any:
     return Codec.from_spec(s.codec).decode(body)
 
 
-def with_name(items: Items, name: str, call_id: str | None = ANY_NAME) -> Items:
+def with_name(items: Items, name: str, call_id: str | None = NAME_WILDCARD) -> Items:
     """`items` with the call's name written where the literals hold :data:`NAME_AGAIN`, and its id where
     they hold :data:`ID_AGAIN` (``call_id`` None: left for the reader, which matches the id exactly;
     by default any name-like word, as the grammars write it)."""

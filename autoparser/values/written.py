@@ -12,7 +12,6 @@ import regex
 KEY_AGAIN = "\x04"   # in an item's literal: the key written a second time (``<KEY>v</KEY>``)
 NAME_AGAIN = "\x01"  # in an item's literal: the call's name (``NAME.key=v``; the probes' name mark)
 ID_AGAIN = "\x02"    # in an item's literal: the call's id (``call_1,f,key,value`` rows; the probes' id mark)
-ANY_NAME = "\x04"    # the call's id again, to the grammars: any name-like word there (markers.NAME_WILDCARD)
 
 
 @dataclass(frozen=True)
@@ -117,5 +116,5 @@ NUMBER = regex.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 MAX_DEPTH = 32
 
 
-__all__ = ["ANY_NAME", "ID_AGAIN", "KEY_AGAIN", "MAX_DEPTH", "MAX_HEADERS", "NAME_AGAIN", "NUMBER", "Items", "KeyPath", "Slot", "Values",
+__all__ = ["ID_AGAIN", "KEY_AGAIN", "MAX_DEPTH", "MAX_HEADERS", "NAME_AGAIN", "NUMBER", "Items", "KeyPath", "Slot", "Values",
            "column_headers"]
