@@ -486,3 +486,16 @@ def test_prompt_opened_call_is_constrained_from_the_start() -> None:
     assert accepts(req.gbnf, 'get_weather\n{"location": "Paris", "unit": "celsius"}')
     assert accepts(req.gbnf, "all\nThe capital of France is Paris.")
     assert not accepts(req.gbnf, 'no_such_tool\n{"location": "Paris"}')
+
+
+def test_line_calls_apart_by_their_openers_line_break() -> None:
+    """Calls written as ``key: value`` lines with no separator of their own (a YAML list, each call
+    opening ``\\n- name: ``): the next call's line break is the one its first literal opens with,
+    which the GBNF must write out (the marker alone is printed without its white space)."""
+    path = Path(__file__).resolve().parent.parent / "templates" / "incoming" / "yaml_call_list.jinja"
+    tmpl = autoparser.ChatTemplate.from_file(path, bos_token=turns.BOS, eos_token=turns.EOS)
+    case = next(c for c in turns.build_cases(path) if c.scenario == "parallel")
+    req = tmpl.apply(case.history, tools=case.tools, tool_choice="required")
+    assert req.gbnf is not None and "\n- name:" in case.text
+    assert _both(req.gbnf, case.text)
+    assert not _both(req.gbnf, case.text.replace("\n- name:", "- name:"))

@@ -217,9 +217,9 @@ def test_novel_format_renders_every_harness_scenario(fmt: sn.Novel) -> None:
 
 # ---------------------------------------------------------------- templates/incoming
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
-# issue 21's hand-written encodings: the four still in templates/incoming and the ten read whole
+# issue 21's hand-written encodings: the three still in templates/incoming and the eleven read whole
 HANDWRITTEN = ("csv_rows", "edn_vector", "hcl_blocks", "ini_sections", "jsonrpc_batch", "lua_call_sugar", "nix_attrs",
-               "xml_attr_args", "xml_child_args", "xmlrpc_calls")
+               "query_string_calls", "xml_attr_args", "xml_child_args", "xmlrpc_calls")
 INCOMING = sorted([*(TEMPLATES / "incoming").glob("*.jinja"), *(TEMPLATES / f"{s}.jinja" for s in HANDWRITTEN)])
 NO_REASONING = ("nix_attrs", "yaml_call_list")
 

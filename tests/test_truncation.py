@@ -47,8 +47,8 @@ KNOWN_CLOSED_JSON: dict[tuple[str, str], str] = {}
 KNOWN_FLAGGED: dict[tuple[str, str], str] = {
     ("react_labels", "reasoning_tool"): "the call's own label line ends the reasoning: a call cut inside its name "
     "('Thought: ...\\nAction: g') cannot be told from reasoning text yet",
-    ("query_paths", "tricky_args"): "its values are percent-encoded, a form this test's span finder does not "
-    "locate (no argument found)",
+    **{(q, "tricky_args"): "its values are percent-encoded, a form this test's span finder does not "
+       "locate (no argument found)" for q in ("query_paths", "query_string_calls")},
     **{("call_rows", s): "a call is a run of rows that nothing closes: cut after a whole row (or at the line break "
        "before the next), the text is a whole call with fewer arguments" for s in
        ("parallel", "content_tool", "reasoning_tool", "tricky_args")},

@@ -87,7 +87,9 @@ class _Calls(_JsonCalls, _FramedArgs):
             if open_lines:
                 glued = self.spelled(t.separator) if t.separator.strip() and not t.separator[0].isspace() else ""
                 marker = self.marker("call-separator", t.separator)
-                brk = self.line_break_ws() if self.break_before(t.separator) else ""
+                # a blank separator: the line break is the one the next call's first literal opens with
+                nxt = t.separator if t.separator.strip() else t.separator + (per_call or t.call_start or t.name_prefix)
+                brk = self.line_break_ws() if self.break_before(nxt) else ""
                 item = _join(glued, self.ws, one) if glued else _join(brk, marker, self.ws if marker else "", one)
             more = b.recursive_rule("more-calls", lambda r: f"| {item} {r}", key=("more-calls", item))
         seq = _join(head, more)
