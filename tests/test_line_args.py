@@ -207,3 +207,18 @@ def test_json_arguments_in_an_attribute_with_character_references() -> None:
         assert req.gbnf is not None and accepts(req.gbnf, call) == (quote == "&#34;") and not accepts(req.gbnf, text)
     cut = req.parse('<invoke tool="book" arguments="{&#34;code&#34;: &#34;a &amp; b&#34;, &#3')
     assert cut.truncated and _args(cut.to_dict()) == [{"code": "a & b"}]
+
+
+@pytest.mark.parametrize("cut", ["\n-", "\n- n", "\n- name", "\n- name:"])
+def test_a_cut_inside_the_next_calls_head_ends_the_value_before_it(cut: str) -> None:
+    """Calls no marker closes (a YAML list, each call opening ``\\n- name: ``): output cut inside the
+    next call's head leaves the last value whole; the head's text stays in the message."""
+    import turns
+
+    path = FIXTURE.parent / "incoming" / "yaml_call_list.jinja"
+    case = next(c for c in turns.build_cases(path) if c.scenario == "parallel")
+    req = ChatTemplate.from_file(path, bos_token=turns.BOS, eos_token=turns.EOS).apply(case.history, tools=case.tools)
+    head = case.text.index("\n- name: search_docs")
+    msg = req.parse(case.text[:head] + cut).to_dict()
+    assert json.loads(msg["tool_calls"][0]["function"]["arguments"]) == {"location": "Paris, France", "unit": "celsius"}
+    assert cut.strip() in (msg["content"] or "")

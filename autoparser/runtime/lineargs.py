@@ -59,6 +59,10 @@ def _cut_end_source(fmt: ToolFormat) -> str:
     else:
         after = next((m for m in (fmt.call_end, fmt.section_end) if m.strip()), "")
         alts = [fmt.call_close + after] if after else []
+        head = fmt.call_start + fmt.name_prefix
+        if not fmt.call_end.strip() and head.strip():
+            # no marker closes a call: the next call's head, as the template writes it after a call
+            alts.append(fmt.call_close + (fmt.separator if fmt.separator.strip() else "") + head)
     return "|".join(regex.escape(a) for a in alts)
 
 
