@@ -382,7 +382,11 @@ class _Items:
         alts = []
         s = v.string
         quoted = self.codec.when_opened   # (the quoted codec of a value quoted only when needed)
-        if quoted.self_delimiting and (s.pre + quoted.opener).strip():
+        # an array written as its values side by side (``tags "a" "b"``): read whole, up to its end, as the
+        # reader reads it, not as one quoted string
+        side_by_side = v.nested == "own" and v.array is not None and not (v.array.open + v.array.item_pre).strip() \
+            and "array" in types and "string" not in types
+        if quoted.self_delimiting and (s.pre + quoted.opener).strip() and not side_by_side:
             after = s.post
             q = quoted.opener
             if (not types or types & {"object", "array"}) and q and v.nested_pre == s.pre + q and \

@@ -422,6 +422,12 @@ class Speller:
         nullable = [bool(items.keyed and items.null_item.strip() and self.null_ok(props.get(k, {}))) for k in order]
         chain: list[str] = [""] * (n + 1)      # after a present item, the items from m on and the end
         chain[n] = _choice([_join(self.lit(items.close + f.stop), f.rest) for f in nexts])
+        # values of a type written in a frame of their own (``<KEY>`` ... ``</KEY>``): per item, (the text
+        # after the item's opening, its key and the frame's separator, the container and the frame's closing
+        # text); only such a frame where the schema allows no other type
+        framed = [self.framed(items, order[m], keys[m], props.get(order[m], {}), labels[m], depth)
+                  if first_head is None and not pathed[m] else [] for m in range(n)]
+        only = [bool(framed[m]) and self.only_framed(items, props.get(order[m], {})) for m in range(n)]
         # between a value and the next item: some white space where the items are separated by white
         # space alone (the reader ends a value it reads up to what follows it there)
         between = items.item_post + items.sep
@@ -437,7 +443,9 @@ class Speller:
                 end = post[m].lstrip() if closed and not own.strip() and not self.lead_required(post[m]) else post[m]
                 follows: list[Follow] = []
                 for j in range(m + 1, n):
-                    follows.append(Follow(end + items.sep + pre[j], item[j]))
+                    if not only[j]:
+                        follows.append(Follow(end + items.sep + pre[j], item[j]))
+                    follows += [Follow(end + items.sep + head, _join(value, chain[j + 1])) for head, value in framed[j]]
                     if nullable[j]:
                         follows.append(Follow(end + items.sep + items.item_pre + keys[j] + items.null_item, chain[j + 1]))
                     if order[j] in required:
@@ -463,7 +471,9 @@ class Speller:
                 item[m] = self.b.rule(f"{labels[m]}-item", body)
                 present = _join(gap, self.lead_in(items.sep + items.item_pre, keys[m], bare if pathed[m] else items,
                                                   depth), item[m])
-                alts = [present]
+                alts = [] if only[m] else [present]
+                alts += [_join(gap, self.lit(items.sep + head) if depth else self.exact_trail(items.sep + head, True),
+                               value, chain[m + 1]) for head, value in framed[m]]
                 if nullable[m]:
                     alts.append(_join(gap, self.lead_in(items.sep + items.item_pre, keys[m], as_null, depth),
                                       chain[m + 1]))
@@ -474,6 +484,10 @@ class Speller:
                 closing = self.closing(post[m]) if not depth else self.lit(post[m])
                 item[m] = _join(value, closing, chain[m + 1])
                 present = _join(gap, self.lead_in(items.sep + items.item_pre, keys[m], items, depth), value, closing)
+                if framed[m]:
+                    present = _group(_unique(([] if only[m] else [present]) + [
+                        _join(gap, self.lit(items.sep + head) if depth else self.exact_trail(items.sep + head, True), fv)
+                        for head, fv in framed[m]]))
                 if nullable[m]:
                     present = _group([present, _join(gap, self.lead_in(items.sep + items.item_pre, keys[m], as_null,
                                                                        depth))])
@@ -485,7 +499,9 @@ class Speller:
                 if first_head is None else _join(literal(first_head) if first_head else "", literal(keys[m]),
                                                  "" if pathed[m] else self.exact_trail(items.kv, False))
             present = _join(lead, item[m])
-            alts = [present]
+            alts = [] if only[m] else [present]
+            alts += [_join(self.lit(items.open + head) if depth else self.exact_trail(items.open + head, True),
+                           value, chain[m + 1]) for head, value in framed[m]]
             if nullable[m] and first_head is None:
                 alts.append(_join(self.lead_in(items.open + items.item_pre, keys[m], as_null, depth), chain[m + 1]))
             first = _choice(alts) if order[m] in required else _choice([*alts, first])
@@ -494,6 +510,33 @@ class Speller:
                 if order[m] in required:
                     heads[1:] = []
         return _group(heads) if first_head is not None and heads else first
+
+    def framed(self, items: Items, key: str, key_text: str, prop: Any, label: str, depth: int) -> list[tuple[str, str]]:
+        """Item `key` in each frame of its own its schema allows (:class:`~autoparser.values.written.Frame`):
+        (the frame's opening text, the key and its separator; the container of the frame's kind in the
+        encoding's own syntax, then the frame's closing text)."""
+        out = []
+        for f in items.frames if items.keyed and self.values.nested == "own" else ():
+            schema = self.kind_schema(prop, f.kind)
+            if schema is None:
+                continue
+            post = f.item_post.replace(KEY_AGAIN, key)
+            value = self.own_then(schema, f.kind, f"{label}-{f.kind}", (Follow(post, ""),), depth)
+            out.append((f.item_pre + key_text + f.kv, value))
+        return out
+
+    def kind_schema(self, prop: Any, kind: str) -> dict[str, Any] | None:
+        """`prop` as a schema of JSON type `kind` only, None when it declares no such type (any schema:
+        none, a value of any type is written in the items' frame)."""
+        schema = self.conv.deref(prop)
+        if not isinstance(schema, dict) or kind not in schema_types(schema):
+            return None
+        return schema if schema_types(schema) == {kind} else {**schema, "type": kind}
+
+    def only_framed(self, items: Items, prop: Any) -> bool:
+        """A value of `prop` is always written in a frame of its own (its schema's only type has one)."""
+        types = schema_types(self.conv.deref(prop))
+        return len(types) == 1 and any(f.kind in types for f in items.frames)
 
     def through_closing(self, end: str, follows: list[Follow]) -> Follow:
         """`follows`, each beginning with a value's closing text `end`, as one: the value runs through
