@@ -433,7 +433,12 @@ class Speller:
         between = items.item_post + items.sep
         gap = self.ws1() if not depth and between and not between.strip() else ""
         item: list[str] = [""] * n             # item m's value and everything after it
+        # item m in a frame of its own and everything after it: a rule (the frame's value opens it with rules
+        # of the container's items, so it is no one lexeme), written once however many texts lead to it
+        framed_rest: list[list[tuple[str, str]]] = [[] for _ in range(n)]
         for m in range(n - 1, -1, -1):
+            framed_rest[m] = [(head, self.b.rule(f"{labels[m]}-framed-{i}", _join(value, chain[m + 1])))
+                              for i, (head, value) in enumerate(framed[m])]
             prop = props.get(order[m], {})
             if is_open[m]:
                 # a value closed by text of its own ends at that text, the white space it begins with
@@ -445,7 +450,7 @@ class Speller:
                 for j in range(m + 1, n):
                     if not only[j]:
                         follows.append(Follow(end + items.sep + pre[j], item[j]))
-                    follows += [Follow(end + items.sep + head, _join(value, chain[j + 1])) for head, value in framed[j]]
+                    follows += [Follow(end + items.sep + head, rest) for head, rest in framed_rest[j]]
                     if nullable[j]:
                         follows.append(Follow(end + items.sep + items.item_pre + keys[j] + items.null_item, chain[j + 1]))
                     if order[j] in required:
@@ -473,7 +478,7 @@ class Speller:
                                                   depth), item[m])
                 alts = [] if only[m] else [present]
                 alts += [_join(gap, self.lit(items.sep + head) if depth else self.exact_trail(items.sep + head, True),
-                               value, chain[m + 1]) for head, value in framed[m]]
+                               rest) for head, rest in framed_rest[m]]
                 if nullable[m]:
                     alts.append(_join(gap, self.lead_in(items.sep + items.item_pre, keys[m], as_null, depth),
                                       chain[m + 1]))
@@ -501,7 +506,7 @@ class Speller:
             present = _join(lead, item[m])
             alts = [] if only[m] else [present]
             alts += [_join(self.lit(items.open + head) if depth else self.exact_trail(items.open + head, True),
-                           value, chain[m + 1]) for head, value in framed[m]]
+                           rest) for head, rest in framed_rest[m]]
             if nullable[m] and first_head is None:
                 alts.append(_join(self.lead_in(items.open + items.item_pre, keys[m], as_null, depth), chain[m + 1]))
             first = _choice(alts) if order[m] in required else _choice([*alts, first])
@@ -521,15 +526,25 @@ class Speller:
             if schema is None:
                 continue
             post = f.item_post.replace(KEY_AGAIN, key)
-            value = self.own_then(schema, f.kind, f"{label}-{f.kind}", (Follow(post, ""),), depth)
-            out.append((f.item_pre + key_text + f.kv, value))
+            out.append((f.item_pre + key_text + f.kv, self.framed_value(schema, f.kind, f"{label}-{f.kind}", post, depth)))
         return out
 
+    def framed_value(self, schema: dict[str, Any], kind: str, name: str, post: str, depth: int) -> str:
+        """A container of `kind` and `schema` in the encoding's own syntax, then a frame's closing text
+        `post` (one rule per such value: any container of a kind once per depth)."""
+        def make() -> str:
+            return self.b.rule(name, self.own_then(schema, kind, name, (Follow(post, ""),), depth))
+        if schema == {"type": kind}:
+            return self.b.cached(("framed", kind, post, depth, self.values, self.wrapped), make)
+        return make()
+
     def kind_schema(self, prop: Any, kind: str) -> dict[str, Any] | None:
-        """`prop` as a schema of JSON type `kind` only, None when it declares no such type (any schema:
-        none, a value of any type is written in the items' frame)."""
+        """`prop` as a schema of JSON type `kind` only (any schema: any such value), None when it declares
+        no such type."""
         schema = self.conv.deref(prop)
-        if not isinstance(schema, dict) or kind not in schema_types(schema):
+        if not isinstance(schema, dict) or _is_any(schema):
+            return {"type": kind}
+        if kind not in schema_types(schema):
             return None
         return schema if schema_types(schema) == {kind} else {**schema, "type": kind}
 
@@ -565,17 +580,35 @@ class Speller:
         after_key = self.b.reserve(f"{sanitize_name(name)}-key") \
             if items.keyed and items.null_item.strip() and self.null_ok(value) else ""
 
+        # items in a frame of their own (``<KEY>`` ... ``</KEY>``): the frame's text around a container of its
+        # kind, then what follows an item (`after`)
+        frames = [f for f in items.frames if items.keyed and self.values.nested == "own"]
+        after = self.b.reserve(f"{sanitize_name(name)}-after") if frames else ""
+        framed: list[tuple[str, str]] = []   # (the frame's opening text, its separator, value and what follows)
+
         def body(r: str) -> str:
+            for f in frames if not framed else ():
+                fkv = self.lead_in("", "", replace(items, kv=f.kv), depth)
+                fval = self.framed_value({"type": f.kind}, f.kind, f"any-{f.kind}-framed",
+                                         f.item_post.replace(KEY_AGAIN, "\x04"), depth)
+                framed.append((f.item_pre, _join(key, fkv, fval, after)))
             more = Follow(post + items.sep + head_text, _join(key, after_key or _join(kv, r)))
+            more_framed = [Follow(post + items.sep + pre, rest) for pre, rest in framed]
             ends = [Follow(post + items.close + f.stop, f.rest, first=False) for f in nexts]
-            follows = [self.through_closing(post, [more, *ends])] if depth and post.strip() else [more, *ends]
+            follows = [self.through_closing(post, [more, *more_framed, *ends])] if depth and post.strip() else \
+                [more, *more_framed, *ends]
             return " | ".join(_unique(self.then(value, name, tuple(follows), depth)))
         each = self.b.recursive_rule(f"{sanitize_name(name)}-rep", body)
+        if after:
+            self.b.define(after, _choice([_join(self.lit(items.sep + head_text), key, after_key or _join(kv, each)),
+                                          *(_join(self.lit(items.sep + pre), rest) for pre, rest in framed),
+                                          *(_join(self.lit(items.close + f.stop), f.rest) for f in nexts)]))
         if after_key:
             null_next = _choice([_join(self.lit(items.sep + head_text), key, after_key),
                                  *(_join(self.lit(items.close + f.stop), f.rest) for f in nexts)])
             self.b.define(after_key, " | ".join(_unique([_join(kv, each),
                                                          _join(self.lit(items.null_item), null_next)])))
         opener = self.lit(items.open + head_text) if items.keyed else self.lead_in(items.open + head_text, "", items, depth)
-        return _choice([_join(opener, key, after_key or _join(kv, each)), self.empty(items, nexts, depth)])
+        return _choice([_join(opener, key, after_key or _join(kv, each)),
+                        *(_join(self.lit(items.open + pre), rest) for pre, rest in framed), self.empty(items, nexts, depth)])
 

@@ -348,8 +348,8 @@ def _framed(r: Renders, region: tuple[int, int], items: Items, vregion: str, fra
     if framed is None:
         return None
     spelled = _spelled_items(r, region, replace(framed, values=None), vregion, frame, [], unwrapped)
-    if spelled is None or spelled.values is None:
-        return None
+    if spelled is None or spelled.values is None or spelled.values.nested != "own":
+        return None   # (a frame's value is a container in the encoding's own syntax)
     spelled = replace(spelled, values=member_frames(hole, spelled, spelled.values))
     if encode_items(spelled, value_probes()) != vregion:
         return None
