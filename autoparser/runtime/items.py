@@ -300,8 +300,9 @@ class ItemsReader(Phases):
         if self.frame is None and self.own_value:
             # (a frame told apart by its value alone: ``KEY {`` ... ``}`` beside ``KEY value;``)
             self.frame = next((f for f in self.frames if self._opens(f.kind, text)), None)
-        if self.frame is not None:
-            return self._raw_begin(pos)
+        if self.frame is not None:   # (a value in a frame of its own: read whole up to the frame's closing text)
+            self.own_value, self.streaming = True, False
+            return self._raw_begin(pos, False)
         codec = self.string_codec
         delimits = codec.self_delimiting or codec.delimits_when_opened   # (a value quoted only when needed)
         opener = s.pre + (codec.quote if delimits else "")
@@ -335,15 +336,7 @@ class ItemsReader(Phases):
             self.emit('"')
             if s.pre and text.startswith(s.pre):
                 pos += len(s.pre)
-        self.parts = []
-        self.brackets = ""   # the value's brackets as read so far
-        self.value_start = self.scan = pos
-        self.own_tries = 0
-        self.word = self.string_codec.decoder() if _word_codec(self.string_codec) and not self.streaming else None
-        self.word_fed = pos
-        self.word_flips = []
-        self.phase = "raw"
-        return "next", pos
+        return self._raw_begin(pos, _word_codec(self.string_codec) and not self.streaming)
 
     def _opens(self, kind: str, text: str) -> bool:
         """`text` begins a container of `kind` in the encoding's own syntax with a bracket of its own."""
@@ -351,15 +344,14 @@ class ItemsReader(Phases):
         head = (cont.open + cont.item_pre).strip() if cont is not None else ""
         return bool(head) and text.lstrip().startswith(head)
 
-    def _raw_begin(self, pos: int) -> tuple[str, int]:
-        """A value in a frame of its own: read whole up to what ends it (the frame's closing text)."""
-        self.own_value = True
-        self.streaming = False
+    def _raw_begin(self, pos: int, word: bool) -> tuple[str, int]:
+        """A value read as raw text from `pos`, up to what ends it (`word`: a word codec's, never inside
+        its quotes)."""
         self.parts = []
-        self.brackets = ""
+        self.brackets = ""   # the value's brackets as read so far
         self.value_start = self.scan = pos
         self.own_tries = 0
-        self.word = None
+        self.word = self.string_codec.decoder() if word else None
         self.word_fed = pos
         self.word_flips = []
         self.phase = "raw"

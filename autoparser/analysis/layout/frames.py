@@ -6,7 +6,10 @@ beside ``KEY value`` lines, ``KEY {`` ... ``}`` with no ``;`` after it beside ``
 probe turn with every value shows it (the object probe's item does not fit the items' frame); a call
 with one object argument says which text is the item's and which the object's, and a call whose
 object holds an object does so for the members of the encoding's own objects. Two renders, made
-only when the items' frame does not re-encode the probe values.
+only when the items' frame does not re-encode the probe values. (:class:`~autoparser.values.written.Frame`
+takes arrays too, and the readers and grammars read any kind; arrays written in a frame of their own
+are not learned yet: where a template does so, its arrays inside objects are framed too, and the
+object container would have to be learned with its members' frames.)
 
 Which text is the frame's: the object's members (their keys and leaves, spelled as learned) are
 found in the item; the text before the first and after the last is the frame's and the container's
@@ -64,7 +67,11 @@ def top_frames(hole: RenderHole, items: Items, values: Values) -> Items | None:
     if text is None or not text.startswith(items.open) or not text.endswith(items.close) or \
             len(text) < len(items.open) + len(items.close):
         return None
-    fr = split_frame(text[len(items.open):len(text) - len(items.close)], OBJ_KEY, ONE, values)
+    item = text[len(items.open):len(text) - len(items.close)]
+    head, post = items.item_pre + OBJ_KEY + items.kv, items.item_post.replace(KEY_AGAIN, OBJ_KEY)
+    if item.startswith(head) and item.endswith(post) and len(item) >= len(head) + len(post):
+        return None   # (written in the items' frame)
+    fr = split_frame(item, OBJ_KEY, ONE, values)
     if fr is None or (fr.item_pre, fr.kv, fr.item_post) == (items.item_pre, items.kv, items.item_post):
         return None
     return replace(items, frames=(fr,))
