@@ -12,8 +12,9 @@ be accepted by the request's GBNF.
 * ``properties`` (``NAME.key=value``: the call's name written in each item);
 * ``latex`` (``{a \\} b}``: values framed by braces, the braces inside escaped: the frame is the
   codec's) and ``sql`` (an object in a string's quotes then more text: ``'{...}'::jsonb``);
-* ``nginx``, ``apache`` (an object item written otherwise than the others), ``properties``
-  (nested values as dotted paths) and the hand-written
+* ``nginx``, ``apache`` (an object item written in another frame than the others: ``KEY {`` ... ``}``
+  with no ``;`` after it, ``<KEY>`` ... ``</KEY>``; ``Items.frames``);
+* ``properties`` (nested values as dotted paths) and the hand-written
   ``templates/incoming/shell_flags.jinja`` (booleans as ``--flag`` / ``--no-flag``): the layout is
   learned with those spellings left unverified; every scenario without them reads back, and the
   verification flags the ones with them.
@@ -35,9 +36,9 @@ from autoparser.values.codecs import Codec
 
 KEYS = ["logfmt-angle_role-numbered-blockquote-off", "logfmt-chatml-lines-none-on", "kdl-chatml-dashes-html_comment-on",
         "org-sharp-count-none-off", "latex-dbl-numbered-none-on", "sql-gemma-emoji-bot-off",
-        "properties-sharp-hr-percent-on"]   # (dotted path keys: NAME.filters.lang=en)
-PARTIAL = {"nginx-chatml-dashes-percent-off": "nested object arguments",
-           "apache-angle_role-hr-html_comment-on": "nested object arguments"}
+        "properties-sharp-hr-percent-on",   # (dotted path keys: NAME.filters.lang=en)
+        "nginx-chatml-dashes-percent-off", "apache-angle_role-hr-html_comment-on"]   # (objects in a frame of their own)
+PARTIAL: dict[str, str] = {}
 INCOMING = Path(__file__).resolve().parent.parent / "templates" / "incoming"
 
 

@@ -15,7 +15,7 @@ import regex
 
 from ..markers.definition import TOKEN_LOOK, token_shaped
 from ..values.spelling import Slot, Values
-from ..values.written import KeyPath
+from ..values.written import Frame, KeyPath
 from .layout.model import ArgsLayout, CallLayout, Items, Piece
 from .verification import Verification, VerificationSlot
 
@@ -245,10 +245,11 @@ def _plain(x: Any) -> Any:
 
 
 def _unset_paths(x: Any) -> Any:
-    """`x` without the ``path`` of value spellings that write no path keys (most layouts: kept out of
-    the dict and of stored expectations)."""
+    """`x` without the ``path`` of value spellings that write no path keys, and the ``frames`` of items
+    that write every value in one frame (most layouts: kept out of the dict and of stored expectations)."""
     if isinstance(x, dict):
-        return {k: _unset_paths(v) for k, v in x.items() if not (k == "path" and v is None and "nested" in x)}
+        return {k: _unset_paths(v) for k, v in x.items() if not (k == "path" and v is None and "nested" in x)
+                and not (k == "frames" and not v and "null_item" in x)}
     if isinstance(x, list):
         return [_unset_paths(v) for v in x]
     return x
@@ -271,7 +272,7 @@ _NESTED = {"Capabilities": Capabilities, "ReasoningFormat": ReasoningFormat, "Co
            "ToolFormat": ToolFormat, "JsonLayout": JsonLayout, "TaggedArgs": TaggedArgs,
            "LiteralArgs": LiteralArgs, "EnvelopeFormat": EnvelopeFormat, "CallLayout": CallLayout,
            "ArgsLayout": ArgsLayout, "Items": Items, "Piece": Piece, "Slot": Slot, "Values": Values,
-           "KeyPath": KeyPath}
+           "KeyPath": KeyPath, "Frame": Frame}
 
 
 def _convert(type_name: Any, value: Any) -> Any:

@@ -35,7 +35,7 @@ from ..values.decode import ItemHow, streams
 from ..values.keypaths import MAX_SEGMENTS, segment_source, suffix_source
 from ..values.nested import own_openers
 from ..values.spelling import Values, schema_types, with_name
-from ..values.written import column_headers
+from ..values.written import Frame, column_headers
 from .peg_rules import _JSON_RULES, _PYTHON_JSON, _closing, _lit, _Rules, _rx, _seq
 
 if TYPE_CHECKING:
@@ -308,6 +308,9 @@ class _Items:
             text = k.pre + Codec.from_spec(k.codec).encode(key) + k.post
             head = b.add(self.name(f"key_{j}"), _rx(r"\s*" + regex.escape(text) + r"\s*" + kv))
         item = _seq(head, self.value(key, j))
+        framed = [self.framed(f, key, j, i) for i, f in enumerate(it.frames) if it.keyed]
+        if framed:   # (values of a type written in a frame of their own: tried first, as the reader does)
+            item = " / ".join(f"({x})" for x in (*framed, item))
         if it.null_item.strip():
             # a null value written as an item of its own shape (``<KEY/>``): the key, then that text
             null = mk.lit_source(it.null_item)
@@ -323,6 +326,35 @@ class _Items:
                                         self.props.get(key))
                 item = f"({nval}) / ({item})"
         return b.add(self.name(f"item_{j}"), item)
+
+    def framed(self, f: Frame, key: str | None, j: int, i: int) -> str:
+        """An item in the frame `f` of its own (:class:`~autoparser.values.written.Frame`): its opening
+        text, the key and its separator, a container of its kind in the encoding's own syntax (brackets
+        balanced where it writes them, else up to the frame's closing text), that closing text."""
+        it, b = self.items, self.b
+        kv = mk.lit_source(f.kv, separates=True)
+        lead = r"\s*" + mk.lit_source(f.item_pre) if f.item_pre.strip() else r"\s*"
+        name = f"fr{i}_{j}"
+        if key is None:
+            krule = b.add(self.name(f"{name}_key"), _rx(r"\s*" + _GENERIC_KEY + r"(?=\s*" + kv + ")"))
+            self.lr.keys.add(krule)
+            head = _seq(b.add(self.name(f"{name}_lead"), _rx(lead)), krule, b.add(self.name(f"{name}_kv"), _rx(r"\s*" + kv)))
+        else:
+            k = it.key
+            text = k.pre + Codec.from_spec(k.codec).encode(key) + k.post
+            head = b.add(self.name(f"{name}_head"), _rx(lead + regex.escape(text) + r"\s*" + kv))
+        post = f.item_post.replace(KEY_AGAIN, key if key is not None else "\x04")
+        own = self.own_source(f.kind)
+        if own:
+            body = r"\s*" + own
+        elif post.strip():
+            body = r"\s*(?s:.*?)(?=" + mk.post_source(post, self.codec.never_contains, self.codec.may_contain) + ")"
+        else:
+            return head + " !" + head   # (nothing says where such a value ends: never)
+        value = self._value_rule(f"{name}_v", _rx(body), key, "object" if f.kind == "object" else "array",
+                                 self.props.get(key) if key is not None else None)
+        post_rule = b.add(self.name(f"{name}_post"), _rx(r"\s*" + mk.lit_source(post))) if post.strip() else ""
+        return _seq(head, value, post_rule)
 
     def path_keyed(self, j: int) -> str:
         """An item whose key is a path (a declared key, then segments): the mapper builds the nested
@@ -350,7 +382,11 @@ class _Items:
         alts = []
         s = v.string
         quoted = self.codec.when_opened   # (the quoted codec of a value quoted only when needed)
-        if quoted.self_delimiting and (s.pre + quoted.opener).strip():
+        # an array written as its values side by side (``tags "a" "b"``): read whole, up to its end, as the
+        # reader reads it, not as one quoted string
+        side_by_side = v.nested == "own" and v.array is not None and not (v.array.open + v.array.item_pre).strip() \
+            and "array" in types and "string" not in types
+        if quoted.self_delimiting and (s.pre + quoted.opener).strip() and not side_by_side:
             after = s.post
             q = quoted.opener
             if (not types or types & {"object", "array"}) and q and v.nested_pre == s.pre + q and \
@@ -391,11 +427,16 @@ class _Items:
         out = [_seq(a, post_rule + "?" if post_rule else "") for a in quoted_or_nested] + [alts[-1]]
         return "(" + " / ".join(out) + ")"
 
-    def own_source(self) -> str:
+    def own_source(self, kind: str = "") -> str:
         """An array or object in the encoding's own syntax, as one regex: its containers' opening and
-        closing texts balanced (a recursive group), quoted strings whole, anything else between."""
+        closing texts balanced (a recursive group), quoted strings whole, anything else between
+        (`kind`: a container of that kind only at the top)."""
         v = self.values
         boxes = [(x.open.strip(), x.close.strip()) for x in (v.object, v.array) if x is not None]
+        top = [(x.open.strip(), x.close.strip()) for x in ((v.object if kind == "object" else v.array),)
+               if x is not None] if kind else boxes
+        if kind and not all(o and c for o, c in top):
+            return ""
         boxes = [(o, c) for o, c in boxes if o and c]
         if not boxes:
             return ""
@@ -404,12 +445,25 @@ class _Items:
         string = "(?:" + quoted.regex_source() + ")|" if quoted.self_delimiting and quoted.opener else ""
         inner = "(?:" + string + "(?&own)|(?!" + marks + ")(?s:.))*?"
         body = "|".join(regex.escape(o) + inner + r"\s*" + regex.escape(c) for o, c in boxes)
+        if kind:   # (the group defined, the top container of that kind)
+            first = "|".join(regex.escape(o) + inner + r"\s*" + regex.escape(c) for o, c in top)
+            return "(?(DEFINE)(?P<own>" + body + "))(?:" + first + ")"
         return "(?P<own>" + body + ")"
 
     def _value_rule(self, what: str, body: str, key: str | None, how: ItemHow, prop: Any) -> str:
         name = self.b.add(self.name(what), body)
         self.lr.values[name] = LayoutValue(key, how, self.values, prop)
         return name
+
+    def heads(self, kv: str, ahead: bool) -> str:
+        """An item's opening text, a declared key and the key/value separator `kv` (`ahead`: the key and
+        separator as a lookahead), in the items' frame or a frame of its own."""
+        it = self.items
+        alts = [(mk.lit_source(it.item_pre), kv)]
+        alts += [(mk.lit_source(f.item_pre), mk.lit_source(f.kv)) for f in it.frames
+                 if (f.item_pre, f.kv) != (it.item_pre, it.kv)]
+        out = [pre + ("(?=" + self.keyalt + k + ")" if ahead else self.keyalt + k) for pre, k in alts]
+        return out[0] if len(out) == 1 else "(?:" + "|".join(out) + ")"
 
     def raw_end(self, post: str, s_post: str, own: bool = False) -> str:
         """Where a raw value ends, as the reader finds it (`own`: an own-syntax container, which the
@@ -421,12 +475,12 @@ class _Items:
         if (s_post + post).strip():
             src = mk.post_source(s_post + post, self.codec.never_contains, self.codec.may_contain)
             if self.by_key and it.item_pre.strip() and it.kv.strip() and not own:
-                src += r"|\s*" + mk.lit_source(it.sep) + mk.lit_source(it.item_pre) + self.keyalt + kv
+                src += r"|\s*" + mk.lit_source(it.sep) + self.heads(kv, False)
             return src
         alts = []
         nxt = mk.lit_source(post + it.sep, lead_optional=True, separates=True) + mk.lit_source(it.item_pre)
         if self.by_key:
-            alts.append(nxt + "(?=" + self.keyalt + kv + ")")
+            alts.append(mk.lit_source(post + it.sep, lead_optional=True, separates=True) + self.heads(kv, True))
         elif nxt:
             alts.append(nxt)
         tail = mk.lit_source(post + it.close, lead_optional=True) if it.close.strip() else ""

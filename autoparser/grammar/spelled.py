@@ -422,12 +422,23 @@ class Speller:
         nullable = [bool(items.keyed and items.null_item.strip() and self.null_ok(props.get(k, {}))) for k in order]
         chain: list[str] = [""] * (n + 1)      # after a present item, the items from m on and the end
         chain[n] = _choice([_join(self.lit(items.close + f.stop), f.rest) for f in nexts])
+        # values of a type written in a frame of their own (``<KEY>`` ... ``</KEY>``): per item, (the text
+        # after the item's opening, its key and the frame's separator, the container and the frame's closing
+        # text); only such a frame where the schema allows no other type
+        framed = [self.framed(items, order[m], keys[m], props.get(order[m], {}), labels[m], depth)
+                  if first_head is None and not pathed[m] else [] for m in range(n)]
+        only = [bool(framed[m]) and self.only_framed(items, props.get(order[m], {})) for m in range(n)]
         # between a value and the next item: some white space where the items are separated by white
         # space alone (the reader ends a value it reads up to what follows it there)
         between = items.item_post + items.sep
         gap = self.ws1() if not depth and between and not between.strip() else ""
         item: list[str] = [""] * n             # item m's value and everything after it
+        # item m in a frame of its own and everything after it: a rule (the frame's value opens it with rules
+        # of the container's items, so it is no one lexeme), written once however many texts lead to it
+        framed_rest: list[list[tuple[str, str]]] = [[] for _ in range(n)]
         for m in range(n - 1, -1, -1):
+            framed_rest[m] = [(head, self.b.rule(f"{labels[m]}-framed-{i}", _join(value, chain[m + 1])))
+                              for i, (head, value) in enumerate(framed[m])]
             prop = props.get(order[m], {})
             if is_open[m]:
                 # a value closed by text of its own ends at that text, the white space it begins with
@@ -437,7 +448,9 @@ class Speller:
                 end = post[m].lstrip() if closed and not own.strip() and not self.lead_required(post[m]) else post[m]
                 follows: list[Follow] = []
                 for j in range(m + 1, n):
-                    follows.append(Follow(end + items.sep + pre[j], item[j]))
+                    if not only[j]:
+                        follows.append(Follow(end + items.sep + pre[j], item[j]))
+                    follows += [Follow(end + items.sep + head, rest) for head, rest in framed_rest[j]]
                     if nullable[j]:
                         follows.append(Follow(end + items.sep + items.item_pre + keys[j] + items.null_item, chain[j + 1]))
                     if order[j] in required:
@@ -463,7 +476,9 @@ class Speller:
                 item[m] = self.b.rule(f"{labels[m]}-item", body)
                 present = _join(gap, self.lead_in(items.sep + items.item_pre, keys[m], bare if pathed[m] else items,
                                                   depth), item[m])
-                alts = [present]
+                alts = [] if only[m] else [present]
+                alts += [_join(gap, self.lit(items.sep + head) if depth else self.exact_trail(items.sep + head, True),
+                               rest) for head, rest in framed_rest[m]]
                 if nullable[m]:
                     alts.append(_join(gap, self.lead_in(items.sep + items.item_pre, keys[m], as_null, depth),
                                       chain[m + 1]))
@@ -474,6 +489,10 @@ class Speller:
                 closing = self.closing(post[m]) if not depth else self.lit(post[m])
                 item[m] = _join(value, closing, chain[m + 1])
                 present = _join(gap, self.lead_in(items.sep + items.item_pre, keys[m], items, depth), value, closing)
+                if framed[m]:
+                    present = _group(_unique(([] if only[m] else [present]) + [
+                        _join(gap, self.lit(items.sep + head) if depth else self.exact_trail(items.sep + head, True), fv)
+                        for head, fv in framed[m]]))
                 if nullable[m]:
                     present = _group([present, _join(gap, self.lead_in(items.sep + items.item_pre, keys[m], as_null,
                                                                        depth))])
@@ -485,7 +504,9 @@ class Speller:
                 if first_head is None else _join(literal(first_head) if first_head else "", literal(keys[m]),
                                                  "" if pathed[m] else self.exact_trail(items.kv, False))
             present = _join(lead, item[m])
-            alts = [present]
+            alts = [] if only[m] else [present]
+            alts += [_join(self.lit(items.open + head) if depth else self.exact_trail(items.open + head, True),
+                           rest) for head, rest in framed_rest[m]]
             if nullable[m] and first_head is None:
                 alts.append(_join(self.lead_in(items.open + items.item_pre, keys[m], as_null, depth), chain[m + 1]))
             first = _choice(alts) if order[m] in required else _choice([*alts, first])
@@ -494,6 +515,43 @@ class Speller:
                 if order[m] in required:
                     heads[1:] = []
         return _group(heads) if first_head is not None and heads else first
+
+    def framed(self, items: Items, key: str, key_text: str, prop: Any, label: str, depth: int) -> list[tuple[str, str]]:
+        """Item `key` in each frame of its own its schema allows (:class:`~autoparser.values.written.Frame`):
+        (the frame's opening text, the key and its separator; the container of the frame's kind in the
+        encoding's own syntax, then the frame's closing text)."""
+        out = []
+        for f in items.frames if items.keyed and self.values.nested == "own" else ():
+            schema = self.kind_schema(prop, f.kind)
+            if schema is None:
+                continue
+            post = f.item_post.replace(KEY_AGAIN, key)
+            out.append((f.item_pre + key_text + f.kv, self.framed_value(schema, f.kind, f"{label}-{f.kind}", post, depth)))
+        return out
+
+    def framed_value(self, schema: dict[str, Any], kind: str, name: str, post: str, depth: int) -> str:
+        """A container of `kind` and `schema` in the encoding's own syntax, then a frame's closing text
+        `post` (one rule per such value: any container of a kind once per depth)."""
+        def make() -> str:
+            return self.b.rule(name, self.own_then(schema, kind, name, (Follow(post, ""),), depth))
+        if schema == {"type": kind}:
+            return self.b.cached(("framed", kind, post, depth, self.values, self.wrapped), make)
+        return make()
+
+    def kind_schema(self, prop: Any, kind: str) -> dict[str, Any] | None:
+        """`prop` as a schema of JSON type `kind` only (any schema: any such value), None when it declares
+        no such type."""
+        schema = self.conv.deref(prop)
+        if not isinstance(schema, dict) or _is_any(schema):
+            return {"type": kind}
+        if kind not in schema_types(schema):
+            return None
+        return schema if schema_types(schema) == {kind} else {**schema, "type": kind}
+
+    def only_framed(self, items: Items, prop: Any) -> bool:
+        """A value of `prop` is always written in a frame of its own (its schema's only type has one)."""
+        types = schema_types(self.conv.deref(prop))
+        return len(types) == 1 and any(f.kind in types for f in items.frames)
 
     def through_closing(self, end: str, follows: list[Follow]) -> Follow:
         """`follows`, each beginning with a value's closing text `end`, as one: the value runs through
@@ -522,17 +580,35 @@ class Speller:
         after_key = self.b.reserve(f"{sanitize_name(name)}-key") \
             if items.keyed and items.null_item.strip() and self.null_ok(value) else ""
 
+        # items in a frame of their own (``<KEY>`` ... ``</KEY>``): the frame's text around a container of its
+        # kind, then what follows an item (`after`)
+        frames = [f for f in items.frames if items.keyed and self.values.nested == "own"]
+        after = self.b.reserve(f"{sanitize_name(name)}-after") if frames else ""
+        framed: list[tuple[str, str]] = []   # (the frame's opening text, its separator, value and what follows)
+
         def body(r: str) -> str:
+            for f in frames if not framed else ():
+                fkv = self.lead_in("", "", replace(items, kv=f.kv), depth)
+                fval = self.framed_value({"type": f.kind}, f.kind, f"any-{f.kind}-framed",
+                                         f.item_post.replace(KEY_AGAIN, "\x04"), depth)
+                framed.append((f.item_pre, _join(key, fkv, fval, after)))
             more = Follow(post + items.sep + head_text, _join(key, after_key or _join(kv, r)))
+            more_framed = [Follow(post + items.sep + pre, rest) for pre, rest in framed]
             ends = [Follow(post + items.close + f.stop, f.rest, first=False) for f in nexts]
-            follows = [self.through_closing(post, [more, *ends])] if depth and post.strip() else [more, *ends]
+            follows = [self.through_closing(post, [more, *more_framed, *ends])] if depth and post.strip() else \
+                [more, *more_framed, *ends]
             return " | ".join(_unique(self.then(value, name, tuple(follows), depth)))
         each = self.b.recursive_rule(f"{sanitize_name(name)}-rep", body)
+        if after:
+            self.b.define(after, _choice([_join(self.lit(items.sep + head_text), key, after_key or _join(kv, each)),
+                                          *(_join(self.lit(items.sep + pre), rest) for pre, rest in framed),
+                                          *(_join(self.lit(items.close + f.stop), f.rest) for f in nexts)]))
         if after_key:
             null_next = _choice([_join(self.lit(items.sep + head_text), key, after_key),
                                  *(_join(self.lit(items.close + f.stop), f.rest) for f in nexts)])
             self.b.define(after_key, " | ".join(_unique([_join(kv, each),
                                                          _join(self.lit(items.null_item), null_next)])))
         opener = self.lit(items.open + head_text) if items.keyed else self.lead_in(items.open + head_text, "", items, depth)
-        return _choice([_join(opener, key, after_key or _join(kv, each)), self.empty(items, nexts, depth)])
+        return _choice([_join(opener, key, after_key or _join(kv, each)),
+                        *(_join(self.lit(items.open + pre), rest) for pre, rest in framed), self.empty(items, nexts, depth)])
 

@@ -29,7 +29,7 @@ from ..values.keypaths import PathStack, suffix_source
 from ..values.nested import own_openers, parse_own
 from ..values.pyliteral import python_to_json
 from ..values.spelling import Values, decode_value, schema_types
-from ..values.written import ID_AGAIN
+from ..values.written import ID_AGAIN, Frame
 from .phases import Phases
 
 _escape = json.encoder.encode_basestring
@@ -108,17 +108,23 @@ class ItemsReader(Phases):
         # a null value's item of its own shape (``<KEY/>``): the text after its key
         self.null_src = self._lit(it.null_item) if self.keyed and it.null_item.strip() else ""
         self.kv_ahead = "(?:" + self._lit(it.kv) + "|" + self.null_src + ")" if self.null_src else self._lit(it.kv)
-        key_ahead = ("(?=" + ahead + self.kv_ahead + ")") if self.keyed else ""
+        # values of a type written in a frame of their own (``<KEY>`` ... ``</KEY>``): the frame is known
+        # from the item's opening text or its key/value separator where these differ, else from the value
+        self.frames = it.frames if self.keyed and not it.columns else ()
+        self.frame: Frame | None = None
+        heads = self._heads(ahead)
         c = mk.compile_source
-        first = self._lit(it.open) + self._lit(it.item_pre)
-        self.p_first = c(first + key_ahead) if (first or key_ahead) else None
-        nxt = self._lit(it.sep) + self._lit(it.item_pre)
-        self.p_next = c(nxt + key_ahead) if (nxt or key_ahead) else None
+        first = self._lit(it.open) + heads
+        self.p_first = c(first) if first else None
+        nxt = self._lit(it.sep) + heads
+        self.p_next = c(nxt) if nxt else None
         self.p_close = c(self._lit(it.close)) if it.close.strip() else None
         self.p_empty = c(self._lit(it.empty)) if it.empty.strip() else None
-        self.p_kv = c(self._lit(it.kv, separates=True)) if it.kv else None
+        kvs = "".join(f"(?P<f{i}>{self._lit(f.kv, separates=True)})|" for i, f in enumerate(self.frames)
+                      if f.kv.strip() and f.kv != it.kv)
+        self.p_kv = c(kvs + self._lit(it.kv, separates=True)) if it.kv else None
         if self.p_kv is not None and self.null_src:
-            self.p_kv = c("(?P<null>" + self.null_src + ")|" + self._lit(it.kv, separates=True))
+            self.p_kv = c("(?P<null>" + self.null_src + ")|" + kvs + self._lit(it.kv, separates=True))
         self.header: tuple[str, ...] = ()
         self.unfinished = False     # the text ended inside a value or before a header's last value
         self.p_row = c(mk.row_break_source(it.kv)) if it.columns else None
@@ -137,6 +143,20 @@ class ItemsReader(Phases):
 
     def _lit(self, text: str, **kw: Any) -> str:
         return lit_source(text, self.call_id, **kw)
+
+    def _heads(self, key: str) -> str:
+        """An item's opening text, keyed followed by a `key` (regex source) and the key/value separator:
+        in the items' frame or in a frame of its own (:class:`~autoparser.values.written.Frame`)."""
+        it = self.items
+        alts = [self._lit(it.item_pre) + ("(?=" + key + self.kv_ahead + ")" if self.keyed else "")]
+        alts += [self._lit(f.item_pre) + "(?=" + key + self._lit(f.kv) + ")" for f in self.frames
+                 if (f.item_pre, f.kv) != (it.item_pre, it.kv)]
+        return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+    def _item_post(self) -> str:
+        """The current item's closing text (its frame's), the key written again where it is."""
+        post = self.frame.item_post if self.frame is not None else self.items.item_post
+        return post.replace(KEY_AGAIN, self.key) if self.key else post
 
     # -------------------------------------------------------------- structure
     def _start(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
@@ -210,6 +230,7 @@ class ItemsReader(Phases):
             self._end()
             return "bad", pos
         self.key = key
+        self.frame = next((f for i, f in enumerate(self.frames) if m.groupdict().get(f"f{i}") is not None), None)
         if self.paths is not None:
             text, self.leaf_prop = self.paths.key(key)
             self.emit(text)
@@ -224,9 +245,8 @@ class ItemsReader(Phases):
         return "next", m.end()
 
     def _post(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
-        post = self.items.item_post
-        pat = mk.compile_source(self._lit(post.replace(KEY_AGAIN, self.key) if self.key else post)) \
-            if post.strip() else None
+        post = self._item_post()
+        pat = mk.compile_source(self._lit(post)) if post.strip() else None
         return self._optional(pat, "after", buf, pos, final)
 
     def _after(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
@@ -277,6 +297,12 @@ class ItemsReader(Phases):
                                             any(o.startswith(text.lstrip()) for o in openers)):
             return "more", pos   # a value's opening text is still being written
         self.own_value = any(text.lstrip().startswith(o) for o in openers)
+        if self.frame is None and self.own_value:
+            # (a frame told apart by its value alone: ``KEY {`` ... ``}`` beside ``KEY value;``)
+            self.frame = next((f for f in self.frames if self._opens(f.kind, text)), None)
+        if self.frame is not None:   # (a value in a frame of its own: read whole up to the frame's closing text)
+            self.own_value, self.streaming = True, False
+            return self._raw_begin(pos, False)
         codec = self.string_codec
         delimits = codec.self_delimiting or codec.delimits_when_opened   # (a value quoted only when needed)
         opener = s.pre + (codec.quote if delimits else "")
@@ -310,11 +336,22 @@ class ItemsReader(Phases):
             self.emit('"')
             if s.pre and text.startswith(s.pre):
                 pos += len(s.pre)
+        return self._raw_begin(pos, _word_codec(self.string_codec) and not self.streaming)
+
+    def _opens(self, kind: str, text: str) -> bool:
+        """`text` begins a container of `kind` in the encoding's own syntax with a bracket of its own."""
+        cont = self.values.object if kind == "object" else self.values.array
+        head = (cont.open + cont.item_pre).strip() if cont is not None else ""
+        return bool(head) and text.lstrip().startswith(head)
+
+    def _raw_begin(self, pos: int, word: bool) -> tuple[str, int]:
+        """A value read as raw text from `pos`, up to what ends it (`word`: a word codec's, never inside
+        its quotes)."""
         self.parts = []
         self.brackets = ""   # the value's brackets as read so far
         self.value_start = self.scan = pos
         self.own_tries = 0
-        self.word = self.string_codec.decoder() if _word_codec(self.string_codec) and not self.streaming else None
+        self.word = self.string_codec.decoder() if word else None
         self.word_fed = pos
         self.word_flips = []
         self.phase = "raw"
@@ -328,7 +365,7 @@ class ItemsReader(Phases):
         if c is None or not c.partial or c.start() >= len(buf):
             return None
         it = self.items
-        post = it.item_post.replace(KEY_AGAIN, self.key) if self.key else it.item_post
+        post = self._item_post()
         s_post = self.values.string.post if self.streaming else ""
         closer = s_post + post
         got = buf[c.start():]
@@ -353,7 +390,7 @@ class ItemsReader(Phases):
         """What ends a value that does not delimit itself."""
         end_source = self.end_sources[1 if final else 0]
         it = self.items
-        post = it.item_post.replace(KEY_AGAIN, self.key) if self.key else it.item_post
+        post = self._item_post()
         s_post = self.values.string.post if self.streaming else ""
         self.own_post = bool((s_post + post).strip())
         if self.own_post:
@@ -365,12 +402,12 @@ class ItemsReader(Phases):
                 key = self.keyalt
                 if _bracketed(it.item_pre, it.kv):
                     key = _GENERIC_KEY
-                src += r"|(?=\s*" + self._lit(it.sep) + self._lit(it.item_pre) + key + self.kv_ahead + ")"
+                src += r"|(?=\s*" + self._lit(it.sep) + self._heads(key) + ")"
             return mk.compile_source(src)
         alts = []   # the value's end is what follows it: white space, then the next item or the end
         nxt = self._lit(post + it.sep, lead_optional=True, separates=True) + self._lit(it.item_pre)
         if self.keyed:
-            alts.append(nxt + "(?=" + self.keyalt + self.kv_ahead + ")")
+            alts.append(self._lit(post + it.sep, lead_optional=True, separates=True) + self._heads(self.keyalt))
         elif nxt:
             alts.append(nxt)
         # the item's own white space (``item_post``) before the end is the item's, not the value's
@@ -461,6 +498,9 @@ class ItemsReader(Phases):
         if self.streaming or v.nested != "own" or self.own_tries >= 16:
             return False
         text = buf[self.value_start:end].strip()
+        if self.frame is not None:
+            self.own_tries += 1
+            return parse_own(text, v, self._prop(), schema_types, self.frame.kind) is None
         openers = [x.open + x.item_pre for x in (v.object, v.array) if x is not None]
         if not any(o.strip() and text.startswith(o.strip()[:1]) for o in openers):
             return False
@@ -482,7 +522,10 @@ class ItemsReader(Phases):
             self.streaming = False
             return
         raw = "".join(self.parts)
-        value = decode_value(raw, self.values, self._prop())
+        value = parse_own(raw.strip(), self.values, self._prop(), schema_types, self.frame.kind) \
+            if self.frame is not None else None
+        if value is None:
+            value = decode_value(raw, self.values, self._prop())
         self.emit(json.dumps(value, ensure_ascii=False))
 
     def _quoted(self, buf: str, pos: int, final: bool) -> tuple[str, int]:

@@ -16,10 +16,11 @@ from typing import Any, Literal
 
 from .codecs import Codec
 from .jsonscan import closed_json
+from .nested import parse_own
 from .pyliteral import python_to_json
 from .spelling import Values, decode_value, schema_types
 
-ItemHow = Literal["quoted", "nested", "raw", "null"]
+ItemHow = Literal["quoted", "nested", "raw", "null", "object", "array"]
 
 
 def args_text(raw: str, python: bool) -> str:
@@ -82,9 +83,14 @@ def streams(values: Values, prop: Any) -> bool:
 def item_value(text: str, how: ItemHow, values: Values, prop: Any) -> Any:
     """An item value's whole text (without the item's closing text) as a value: ``quoted``, a string
     the codec delimits (its slot's text around it); ``nested``, a JSON or Python literal (the
-    nested slot's text around it); ``null``, an item written in a null value's own shape; ``raw``, anything else."""
+    nested slot's text around it); ``null``, an item written in a null value's own shape; ``object`` /
+    ``array``, a container in the encoding's own syntax written in a frame of its own
+    (:class:`~.written.Frame`); ``raw``, anything else."""
     if how == "null":
         return None    # (an item written in a null value's own shape: ``<KEY/>``)
+    if how in ("object", "array"):
+        got = parse_own(text.strip(), values, prop, schema_types, how)
+        return got if got is not None else decode_value(text, values, prop)
     s = values.string
     codec = Codec.from_spec(s.codec)
     if how == "quoted":

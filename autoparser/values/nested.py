@@ -117,6 +117,13 @@ class _Parser:
                 if items.close.strip():
                     raise _Fail
                 break   # no close: the container ends where no next item begins
+            framed = self.framed(items, depth, stops, prop, out_obj) if items.frames and items.keyed else None
+            if framed is not None:
+                first = False
+                out_obj[framed[0]] = framed[1]
+                if self._last(items):
+                    break
+                continue
             if not self.at(items.item_pre):
                 if items.close.strip() or first:
                     raise _Fail
@@ -149,12 +156,44 @@ class _Parser:
                 out_obj[key] = value
             else:
                 out_arr.append(value)
-            if not items.close.strip() and (items.sep + items.item_pre).strip() and \
-                    not self.peek(items.sep + items.item_pre):
-                break
-            if not items.close.strip() and self.i >= len(self.text):
+            if self._last(items):
                 break
         return out_obj if items.keyed else out_arr
+
+    def _last(self, items: Items) -> bool:
+        """A container with no closing text ends here: no next item begins (or the text ends)."""
+        if items.close.strip():
+            return False
+        if (items.sep + items.item_pre).strip() and \
+                not any(self.peek(items.sep + pre) for pre in (items.item_pre, *(f.item_pre for f in items.frames))):
+            return True
+        return self.i >= len(self.text)
+
+    def framed(self, items: Items, depth: int, stops: tuple[str, ...], prop: Any, seen: dict[str, Any]
+               ) -> tuple[str, Any] | None:
+        """A member written in a frame of its own (:class:`~.written.Frame`: its value always a container
+        of that kind), after the separator, consumed; None (nothing consumed) when none is next."""
+        save = self.i
+        for fr in items.frames:
+            cont = self.values.object if fr.kind == "object" else self.values.array
+            if cont is None:
+                continue
+            self.i = save
+            try:
+                if not self.at(fr.item_pre):
+                    continue
+                key = self.key(fr.kv)
+                if key in seen:
+                    continue
+                post = fr.item_post.replace(KEY_AGAIN, key)
+                inner = tuple(s for s in (post, *stops) if s.strip())
+                value = self.container(cont, depth + 1, inner, _member(prop, key))
+                if self.at(post):
+                    return key, value
+            except _Fail:
+                continue
+        self.i = save
+        return None
 
     def null_key(self, null_item: str) -> str:
         """The key of a null member written as an item of its own shape (``kz/>`` after ``<``),
@@ -275,16 +314,18 @@ def own_openers(values: Values) -> tuple[str, ...]:
 
 
 def parse_own(text: str, values: Values, prop: Any = None,
-              types: Callable[[Any], frozenset[str]] | None = None) -> Any:
-    """The array or object ``text`` writes in ``values``' own syntax, or None; `prop`: its JSON schema,
+              types: Callable[[Any], frozenset[str]] | None = None, kind: str = "") -> Any:
+    """The array or object ``text`` writes in ``values``' own syntax (a container of `kind` when given: a
+    value written in a frame of its own, :class:`~.written.Frame`), or None; `prop`: its JSON schema,
     `types`: the JSON types a schema allows (which container to read first where both may write the
     text: ``<item>a</item>`` is an array of one where the schema declares one)."""
     if values.array is None and values.object is None:
         return None
     p = _Parser(text, values)
     p.types = types
+    forced = values.object if kind == "object" else values.array if kind == "array" else None
     try:
-        value = p.value(0, (), True, prop)
+        value = p.container(forced, 0, (), prop) if forced is not None else p.value(0, (), True, prop)
     except _Fail:
         return None
     p.ws()

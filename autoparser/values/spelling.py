@@ -85,14 +85,15 @@ def encode_items(items: Items, pairs: Any, values: Values | None = None, depth: 
         if value is None and items.null_item and items.keyed:
             parts.append(items.item_pre + str(key) + items.null_item)
             continue
-        head = items.item_pre + (str(key) + items.kv if items.keyed else "")
+        fr = items.frame_of(value) if items.keyed else items.frame("")
+        head = fr.item_pre + (str(key) + fr.kv if items.keyed else "")
         body = _own(value, spell, depth) if spell.nested == "own" and isinstance(value, (dict, list)) \
             else encode_value(spell, value)
         if items.trim_empty and not body:
             head = head.rstrip()
         elif is_block(spell.nested) and body[:1] in ("\n", "\r"):
             head = head.rstrip(" \t")   # (a block on the lines below: ``filters:``)
-        parts.append(head + body + items.item_post.replace(KEY_AGAIN, str(key)))
+        parts.append(head + body + fr.item_post.replace(KEY_AGAIN, str(key)))
     return items.open + items.sep.join(parts) + items.close if parts else "" if depth else items.empty
 
 

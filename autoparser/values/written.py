@@ -24,6 +24,19 @@ class Slot:
 
 
 @dataclass(frozen=True)
+class Frame:
+    """An item's own text around its key and value where values of one JSON type (``kind``: "object"
+    or "array") are written in another frame than the other values: ``<KEY>`` ... ``</KEY>`` beside
+    ``KEY value`` lines, ``KEY {`` ... ``}`` with no ``;`` after it beside ``KEY value;``. Such a
+    value is always written in the encoding's own container of that kind (``Values.object``)."""
+
+    kind: str
+    item_pre: str = ""
+    kv: str = ""
+    item_post: str = ""
+
+
+@dataclass(frozen=True)
 class Items:
     """A sequence of items: ``open`` item (``sep`` item)* ``close``, each item ``item_pre`` KEY
     ``kv`` VALUE ``item_post`` (``keyed`` False: positional values, no key). ``open``/``close``
@@ -52,6 +65,15 @@ class Items:
     trim_empty: bool = False    # a value written as nothing leaves out the white space ``kv`` ends with (``a =``)
     empty: str = ""             # what a call's arguments are written as when there is no item (``|``: ``ID|NAME||``)
     null_item: str = ""         # keyed: a null value's item is ``item_pre`` KEY ``null_item`` (``<KEY/>``), when set
+    frames: tuple[Frame, ...] = ()   # keyed: the frames of values of a type written in another (:class:`Frame`)
+
+    def frame(self, kind: str) -> Frame:
+        """The frame a value of JSON type `kind` is written in: its own, else the items' (kind "")."""
+        return next((f for f in self.frames if f.kind == kind), Frame("", self.item_pre, self.kv, self.item_post))
+
+    def frame_of(self, value: object) -> Frame:
+        """The frame `value` is written in."""
+        return self.frame("object" if isinstance(value, dict) else "array" if isinstance(value, list) else "")
 
 
 @dataclass(frozen=True)
@@ -116,5 +138,5 @@ NUMBER = regex.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 MAX_DEPTH = 32
 
 
-__all__ = ["ID_AGAIN", "KEY_AGAIN", "MAX_DEPTH", "MAX_HEADERS", "NAME_AGAIN", "NUMBER", "Items", "KeyPath", "Slot", "Values",
-           "column_headers"]
+__all__ = ["ID_AGAIN", "KEY_AGAIN", "MAX_DEPTH", "MAX_HEADERS", "NAME_AGAIN", "NUMBER", "Frame", "Items", "KeyPath", "Slot",
+           "Values", "column_headers"]

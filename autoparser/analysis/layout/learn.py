@@ -23,6 +23,7 @@ exactly, else the layout is not used.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -30,7 +31,8 @@ from ...diff.split import common_prefix_len, common_suffix_len, shared_prefix, s
 from ...markers import NAME_WILDCARD
 from ...probes import needles as N
 from ...values import codecs
-from ...values.spelling import KEY_AGAIN, Items, Slot, encode_value, nested_text
+from ...values.spelling import KEY_AGAIN, Items, Slot, encode_items, encode_value, nested_text
+from .frames import member_frames, top_frames
 from .model import ArgsLayout, CallLayout, Piece
 from .paths import learn_paths
 from .renders import Renders
@@ -311,6 +313,55 @@ def learn_call_layout(r: Renders, units: CallUnits, marker: str, why: list[str] 
         return None
     items, s_pre, s_post, n_pre, n_post = split_value_frame(items, r2, typed)
     vregion = unwrapped(_region_text(r.values, r.zero, lo))
+    spelled = _spelled_items(r, region, items, vregion, (s_pre, s_post, n_pre, n_post), why, unwrapped)
+    if spelled is None:
+        return None
+    items = spelled
+    if not wrap and not items.columns and items.keyed and vregion is not None and r.render is not None and \
+            encode_items(items, value_probes()) != vregion:
+        items = _framed(r, region, items, vregion, (s_pre, s_post, n_pre, n_post), unwrapped) or items
+    if not wrap and not items.columns:
+        # the text a call with no argument writes where the items go (``ID|NAME||``: ``|``)
+        tail = len(one) - region[1]
+        empty = r.zero[region[0]:len(r.zero) - tail] if region[0] <= len(r.zero) - tail else ""
+        if empty.strip() and not any(m in empty for m in (NM, IM)):
+            items = replace(items, empty=empty)
+    return CallLayout(pieces=pieces, args=ArgsLayout(kind="items", codec=wrap, items=items,
+                                                     inner_open=inner[0], inner_close=inner[1]))
+
+
+def _framed(r: Renders, region: tuple[int, int], items: Items, vregion: str, frame: tuple[str, str, str, str],
+            unwrapped: Callable[[str | None], str | None]) -> Items | None:
+    """`items` with the frames of object values written in another frame (:mod:`.frames`), when they
+    re-encode the probe values' arguments exactly; else None."""
+    assert r.render is not None and items.values is not None
+    prefix, suffix = r.one[:region[0]], r.one[region[1]:]
+
+    def hole(args: dict[str, Any]) -> str | None:
+        turn = r.render(args) if r.render is not None else None
+        if turn is None or not turn.startswith(prefix) or not turn.endswith(suffix) or \
+                len(turn) < len(prefix) + len(suffix):
+            return None
+        return unwrapped(turn[len(prefix):len(turn) - len(suffix)])
+
+    framed = top_frames(hole, items, items.values)
+    if framed is None:
+        return None
+    spelled = _spelled_items(r, region, replace(framed, values=None), vregion, frame, [], unwrapped)
+    if spelled is None or spelled.values is None or spelled.values.nested != "own":
+        return None   # (a frame's value is a container in the encoding's own syntax)
+    spelled = replace(spelled, values=member_frames(hole, spelled, spelled.values))
+    if encode_items(spelled, value_probes()) != vregion:
+        return None
+    return spelled
+
+
+def _spelled_items(r: Renders, region: tuple[int, int], items: Items, vregion: str | None,
+                   frame: tuple[str, str, str, str], why: list[str],
+                   unwrapped: Callable[[str | None], str | None]) -> Items | None:
+    """`items` with their values' spellings learned from the probe values' arguments (`vregion`),
+    `frame` the string's and the number's texts around them (pre, post, pre, post)."""
+    s_pre, s_post, n_pre, n_post = frame
     if items.columns:
         slots = column_slots(r, region, items, unwrapped)
         r.column_texts.update(slots or {})
@@ -333,15 +384,7 @@ def learn_call_layout(r: Renders, units: CallUnits, marker: str, why: list[str] 
         return None
     if vregion is not None and items.keyed and not items.columns:
         values = learn_paths(vregion, items, values) or values   # (arrays and objects as path keys)
-    items = replace(items, values=values)
-    if not wrap and not items.columns:
-        # the text a call with no argument writes where the items go (``ID|NAME||``: ``|``)
-        tail = len(one) - region[1]
-        empty = r.zero[region[0]:len(r.zero) - tail] if region[0] <= len(r.zero) - tail else ""
-        if empty.strip() and not any(m in empty for m in (NM, IM)):
-            items = replace(items, empty=empty)
-    return CallLayout(pieces=pieces, args=ArgsLayout(kind="items", codec=wrap, items=items,
-                                                     inner_open=inner[0], inner_close=inner[1]))
+    return replace(items, values=values)
 
 
 def _string_bounds(one: str, region: tuple[int, int], lo: int, hi: int, wrap: str

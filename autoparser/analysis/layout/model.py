@@ -95,6 +95,7 @@ class CallLayout:
 
 def _item_texts(items: Items, depth: int) -> list[str]:
     out = [items.open, items.close, items.sep, items.item_pre, items.kv, items.item_post, items.key.pre, items.key.post]
+    out += [t for f in items.frames for t in (f.item_pre, f.kv, f.item_post)]
     v = items.values
     if v is not None and depth < 4:
         for nested in (v.array, v.object):     # own-syntax containers (their values are these)

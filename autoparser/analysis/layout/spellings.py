@@ -52,15 +52,17 @@ def value_slots(region: str, items: Items, keys: Sequence[str]) -> dict[str, str
             return None
         positions.append(found)
         at = found + (len(key) if items.keyed else 0)
+    probes = dict(value_probes())
+    frames = [items.frame_of(probes.get(key)) for key in keys]   # (a type written in a frame of its own)
     for n, key in enumerate(keys):
         k = positions[n]
-        start = k + len(key) + len(items.kv) if items.keyed else k + len(items.item_pre)
+        start = k + len(key) + len(frames[n].kv) if items.keyed else k + len(items.item_pre)
         if items.keyed and block_after(region, k + len(key), items.kv):
             start = k + len(key) + len(items.kv.rstrip(" \t"))   # (a block below the key: ``filters:⏎``)
-        post = items.item_post.replace(KEY_AGAIN, key)
+        post = frames[n].item_post.replace(KEY_AGAIN, key)
         if n + 1 < len(keys):
             nxt = positions[n + 1]
-            end = nxt - len(items.item_pre) - len(items.sep) - len(post) if items.keyed else -1
+            end = nxt - len(frames[n + 1].item_pre) - len(items.sep) - len(post) if items.keyed else -1
         else:
             end = len(region) - len(items.close) - len(post)
         if not items.keyed:
@@ -223,13 +225,13 @@ def _learn_own(samples: Sequence[tuple[Any, str]], values: Values) -> Values | N
     if arr is None or obj is None:
         return None
     leaves = [encode_value(values, x) for x in ["x y", 3]]
-    array = _container(arr, leaves, [], False)
+    array = container_items(arr, leaves, [], False)
     if array is None:
         return None
     with_array = replace(values, nested="own", array=array)
     value, text = obj
     leaves = [encode_value(with_array, x) for x in value.values()]
-    obj_items = _container(text, leaves, list(value), True)
+    obj_items = container_items(text, leaves, list(value), True)
     if obj_items is None and None in value.values():
         # a null member written as an item of its own shape (``<kz/>``): the container from the
         # others, the null member's text after its key from the gap that holds it
@@ -240,7 +242,7 @@ def _learn_own(samples: Sequence[tuple[Any, str]], values: Values) -> Values | N
                 nulls[len(members) - 1] = k
             else:
                 members.append((k, x))
-        obj_items = _container(text, [encode_value(with_array, x) for _, x in members], [k for k, _ in members],
+        obj_items = container_items(text, [encode_value(with_array, x) for _, x in members], [k for k, _ in members],
                                True, nulls)
     if obj_items is None:
         return None
@@ -250,7 +252,7 @@ def _learn_own(samples: Sequence[tuple[Any, str]], values: Values) -> Values | N
     return own
 
 
-def _container(text: str, leaves: Sequence[str], keys: Sequence[str], keyed: bool,
+def container_items(text: str, leaves: Sequence[str], keys: Sequence[str], keyed: bool,
                nulls: dict[int, str] | None = None) -> Items | None:
     """The container that writes ``leaves`` (with ``keys``) as ``text``: the text before the first
     leaf, between two and after the last give its literals, as for the arguments' items. ``nulls``:
@@ -353,5 +355,5 @@ def _learn_nested(samples: Sequence[tuple[Any, str]], values: Values) -> Values 
     return _learn_own(samples, values)
 
 
-__all__ = ["FLAGGED_PROBES", "NESTED_PROBES", "WORD_PROBES", "column_slots", "learn_string", "learn_values",
+__all__ = ["FLAGGED_PROBES", "NESTED_PROBES", "WORD_PROBES", "column_slots", "container_items", "learn_string", "learn_values",
            "null_item", "value_probes", "value_slots", "value_tool"]

@@ -84,6 +84,10 @@ def items_words(items: Items) -> str:
     if items.keyed and items.null_item:
         out += " (null: " + " ".join(x for x in (quoted(items.item_pre) if items.item_pre else "", key,
                                                  quoted(items.null_item)) if x) + ")"
+    for f in items.frames if items.keyed else ():   # (values of a type written in a frame of their own)
+        out += f" ({'an' if f.kind == 'object' else 'a'} {f.kind}: " + " ".join(
+            x for x in (quoted(f.item_pre) if f.item_pre else "", key, quoted(f.kv) if f.kv else "", f.kind.upper(),
+                        quoted(f.item_post, item=True) if f.item_post else "") if x) + ")"
     if items.sep:
         out += f", separated by {quoted(items.sep)}"
     if items.open or items.close:
