@@ -67,9 +67,19 @@ def content_stops(plan: RequestPlan) -> tuple[Stop, ...]:
             add(kind, Pattern("calls_opener", op.pattern), op.loose or op.pattern, strict=True)
             if implied_section(t):
                 add("tsection_implied", Marker("call_start", t.call_start), mk.pattern(t.call_start))
+            elif implied_section_by_name(t) and p.tools.names:
+                # ``<invoke name="get_weather">`` written without its ``<minimax:tool_call>``: the section
+                # is implied where the name prefix names a declared tool
+                src = mk.pattern(t.name_prefix) + "(?=" + mk.tool_name(p.tools.names) + ")"
+                add("tsection_implied", Pattern("name_prefix", src), src)
             if implied_call_start(t) and p.tools.names:
                 # "<function=NAME>" written without its "<tool_call>": the call start is implied
                 src = mk.pattern(t.name_prefix) + "(?=" + mk.tool_name(p.tools.names) + ")"
+                add("tcall_implied", Pattern("name_prefix", src), src)
+            elif (after := name_first_tag(t)) and p.tools.names:
+                # "NAME<arg_key>" written without its "<tool_call>": a declared tool's name right before
+                # the tag the call goes on with
+                src = mk.tool_name(p.tools.names) + r"(?=\s*" + mk.pattern(after) + ")"
                 add("tcall_implied", Pattern("name_prefix", src), src)
     head, _ = split_header(c.aside_start)
     if head.strip():
@@ -120,8 +130,11 @@ def call_marker(plan: RequestPlan) -> Pattern | None:
         return None
     # a call start needs no lookahead for its name here: any call, in any spelling, ends the block
     src = mk.pattern(op.marker) if op.role == "call_start" else op.pattern
-    if implied_section(plan.analysis.tools):
-        src = src + "|" + mk.pattern(plan.analysis.tools.call_start)
+    t = plan.analysis.tools
+    if implied_section(t):
+        src = src + "|" + mk.pattern(t.call_start)
+    elif implied_section_by_name(t) and plan.tools is not None and plan.tools.names:
+        src = src + "|" + mk.pattern(t.name_prefix) + "(?=" + mk.tool_name(plan.tools.names) + ")"
     return Pattern("call_marker", src)
 
 
@@ -131,6 +144,37 @@ def split_header(marker: str) -> tuple[str, str]:
     still partial, so the header is matched once the head is found."""
     i = marker.find(mk.HEADER)
     return (marker, "") if i < 0 else (marker[:i], marker[i:])
+
+
+def implied_section_by_name(t: ToolFormat) -> bool:
+    """Sectioned calls with no per-call marker but a tag-like name prefix (``<minimax:tool_call>`` +
+    ``<invoke name="``): models also write the calls without the section opener."""
+    first = mk.tokens(t.name_prefix)[0] if t.name_prefix.strip() else ""
+    return t.style in ("tagged", "layout") and bool(t.section_start.strip()) and not t.call_start.strip() and \
+        first.startswith("<") and len(first) >= 4 and first not in t.section_start
+
+
+def name_first_tag(t: ToolFormat) -> str:
+    """A layout whose call marker is followed at once by the name and then by a tag (``<tool_call>``
+    NAME ``<arg_key>``): that tag, which models also write after the name with no call marker
+    before it; "" otherwise."""
+    lay = t.layout
+    first = mk.tokens(t.call_start)[0] if t.call_start.strip() else ""
+    if t.style != "layout" or lay is None or t.name_prefix.strip() or t.section_start.strip() or \
+            len(first) < 4 or not first.startswith(("<", "[", "｜")):
+        return ""
+    kinds = [x.kind for x in lay.pieces]
+    if "name" not in kinds or kinds.index("name") != 0 or len(kinds) < 2:
+        return ""
+    nxt = lay.pieces[1]
+    if nxt.kind == "lit":
+        after = nxt.text.strip()
+    elif nxt.kind == "args" and lay.args.items is not None:
+        after = (lay.args.items.open + lay.args.items.item_pre).strip()
+    else:
+        return ""
+    tag = mk.tokens(after)[0] if after else ""
+    return tag if len(tag) >= 4 and tag.startswith("<") and tag.endswith(">") else ""
 
 
 def implied_call_start(t: ToolFormat) -> bool:
@@ -149,4 +193,5 @@ def implied_section(t: ToolFormat) -> bool:
         first.startswith(dm.TOKEN_OPENINGS) and first not in t.section_start
 
 
-__all__ = ["answer_start_rest", "call_marker", "content_stops", "implied_call_start", "implied_section", "split_header"]
+__all__ = ["answer_start_rest", "call_marker", "content_stops", "implied_call_start", "implied_section",
+           "implied_section_by_name", "name_first_tag", "split_header"]
