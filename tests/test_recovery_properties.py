@@ -17,7 +17,8 @@ properties hold for every subject it applies to, not only the models the peers' 
    text following), ``drift_item_close`` (an item's closing tag before the next item with its name
    drifted or cut: ``</parameter_x>``, ``</parameter``);
 2. JSON call objects in another layout (style ``json``): ``reorder_keys``, ``type_member``,
-   ``other_args_key``, ``openai_shape``, ``name_as_key``; arguments wrapped once more
+   ``other_args_key``, ``openai_shape``, ``name_as_key``; calls the template writes one after another
+   written as a list (``list_of_calls``: ``[{...}, {...}]``, ``functools[{...}]``); arguments wrapped once more
    (``wrap_args``, every format with JSON arguments); a JSON object where parameter tags were
    expected (``json_for_tags``, where the parameters are tags: ``<parameter=``, ``<arg_key>``);
 3. an object-typed argument written as a JSON string (``stringify_value``) or escaped once more
@@ -287,6 +288,17 @@ def name_as_key(case: turns.Case, req: Request, text: str) -> str | None:
     return _rewrite_objects(case, text, lambda o, lay: {o[lay.name_path[0]]: o[lay.args_path[0]]})
 
 
+def list_of_calls(case: turns.Case, req: Request, text: str) -> str | None:
+    """Calls the template writes one after another (marker-less JSON objects) written as a list,
+    alone (``[{...}, {...}]``) or after a word glued to it (``functools[{...}]``)."""
+    found = _call_objects(case, text)
+    if not found or _fmt(case).section_start.strip() or (req.plan.tools and req.plan.tools.opener.role):
+        return None
+    start, end = found[0][0], found[-1][1]
+    head = "functools[" if len(found) % 2 else "["
+    return text[:start] + head + text[start:end] + "]" + text[end:]
+
+
 def _json_forms(value: Any) -> list[str]:
     return list(dict.fromkeys(json.dumps(value, ensure_ascii=a, separators=s)
                               for a in (False, True) for s in ((", ", ": "), (",", ":"))))
@@ -486,7 +498,7 @@ def calls_inside_reasoning(case: turns.Case, req: Request, text: str) -> str | N
 
 DEVIATIONS: dict[str, Deviation] = {f.__name__: f for f in (
     strip_pipes, add_pipes, drop_namespace, drop_section_opener, drop_call_opener, close_head_then_text,
-    reorder_keys, type_member, other_args_key, openai_shape, name_as_key, wrap_args, json_for_tags,
+    reorder_keys, type_member, other_args_key, openai_shape, name_as_key, wrap_args, json_for_tags, list_of_calls,
     stringify_value, double_escape, escape_value_quotes, drift_item_close, drop_id_block, self_closing_tag, unclosed_reasoning, calls_inside_reasoning)}
 
 
@@ -566,7 +578,7 @@ CORPUS_ONLY = ("drop_namespace", "other_namespace", "drop_id_block", "name_as_ke
                "other_args_key", "reorder_keys", "type_member", "close_head_then_text", "strip_pipes",
                "drop_section_opener", "double_escape", "stringify_value", "add_pipes", "json_for_tags",
                "wrap_args", "calls_inside_reasoning", "unclosed_reasoning", "self_closing_tag",
-               "escape_value_quotes", "drift_item_close", "drop_call_opener")
+               "escape_value_quotes", "drift_item_close", "drop_call_opener", "list_of_calls")
 
 
 @pytest.mark.parametrize("kind", sorted(DEVIATIONS))

@@ -19,6 +19,9 @@ from ..plan.openers import name_prefix_pattern
 from ..plan.openers import opener as plan_opener
 from .nodes import Marker, Pattern, Stop
 
+#: the opening of a list of calls: ``[``, or a word glued to it (``functools[``), then white space
+LIST_OPEN = r"(?:(?<![\w.])[A-Za-z_]\w{0,31})?\[\s*"
+
 
 def content_stops(plan: RequestPlan) -> tuple[Stop, ...]:
     """The engine's content markers for ``plan``, in its order (see the module's doc)."""
@@ -65,6 +68,10 @@ def content_stops(plan: RequestPlan) -> tuple[Stop, ...]:
             # a section or call opener is consumed; a name or a JSON object starts the call itself
             kind = {"section_start": "tsection", "call_start": "tcall", "call_name": "tcall"}.get(op.role, "tname")
             add(kind, Pattern("calls_opener", op.pattern), op.loose or op.pattern, strict=True)
+            if not op.role and t.style == "json" and not t.section_start.strip() and not t.call_end.strip():
+                # calls written as a list (``[{...}, {...}]``, ``functools[{...}]``) where the template
+                # writes call objects one after another: the list's brackets are the calls' wrapper
+                add("tlist", Pattern("calls_opener", LIST_OPEN), LIST_OPEN + "(?=" + (op.loose or op.pattern) + ")")
             if implied_section(t):
                 add("tsection_implied", Marker("call_start", t.call_start), mk.pattern(t.call_start))
             elif implied_section_by_name(t) and p.tools.names:
@@ -174,7 +181,9 @@ def name_first_tag(t: ToolFormat) -> str:
     else:
         return ""
     tag = mk.tokens(after)[0] if after else ""
-    return tag if len(tag) >= 4 and tag.startswith("<") and tag.endswith(">") else ""
+    # (a closing tag after the name, ``<methodName>NAME</methodName>``: the name sits inside the marker's
+    # element, which cannot be left out)
+    return tag if len(tag) >= 4 and tag.startswith("<") and not tag.startswith("</") and tag.endswith(">") else ""
 
 
 def implied_call_start(t: ToolFormat) -> bool:
@@ -193,5 +202,5 @@ def implied_section(t: ToolFormat) -> bool:
         first.startswith(dm.TOKEN_OPENINGS) and first not in t.section_start
 
 
-__all__ = ["answer_start_rest", "call_marker", "content_stops", "implied_call_start", "implied_section",
+__all__ = ["LIST_OPEN", "answer_start_rest", "call_marker", "content_stops", "implied_call_start", "implied_section",
            "implied_section_by_name", "name_first_tag", "split_header"]
