@@ -75,7 +75,7 @@ def content_stops(plan: RequestPlan) -> tuple[Stop, ...]:
             if implied_section(t):
                 add("tsection_implied", Marker("call_start", t.call_start), mk.pattern(t.call_start))
             elif implied_section_by_name(t) and p.tools.names:
-                # ``<invoke name="get_weather">`` written without its ``<minimax:tool_call>``: the section
+                # ``<invoke name="get_weather">`` written without its section opener (``<calls>``): the section
                 # is implied where the name prefix names a declared tool
                 src = mk.pattern(t.name_prefix) + "(?=" + mk.tool_name(p.tools.names) + ")"
                 add("tsection_implied", Pattern("name_prefix", src), src)
@@ -154,7 +154,7 @@ def split_header(marker: str) -> tuple[str, str]:
 
 
 def implied_section_by_name(t: ToolFormat) -> bool:
-    """Sectioned calls with no per-call marker but a tag-like name prefix (``<minimax:tool_call>`` +
+    """Sectioned calls with no per-call marker but a tag-like name prefix (``<calls>`` +
     ``<invoke name="``): models also write the calls without the section opener."""
     first = mk.tokens(t.name_prefix)[0] if t.name_prefix.strip() else ""
     return t.style in ("tagged", "layout") and bool(t.section_start.strip()) and not t.call_start.strip() and \
