@@ -11,15 +11,19 @@ properties hold for every subject it applies to, not only the models the peers' 
    written without its bars, ``<tool_call>`` for ``<|tool_call|>``, or with them), ``drop_namespace``
    (a recipient or name prefix ``functions.`` left out; another namespace is not read as it: templates
    give built-in tools their own, ``to=browser.search``),
-   ``drop_section_opener`` (calls whose per-call marker is a special token written without the
-   section's opener), ``close_head_then_text`` (a close of several pieces stopped after its first,
-   text following);
+   ``drop_section_opener`` (calls whose per-call marker is a special token, or a tag-like name prefix
+   such as ``<invoke name="``, written without the section's opener), ``drop_call_opener`` (the first
+   call's marker left out where a tag follows the name: ``get_weather<arg_key>``), ``close_head_then_text`` (a close of several pieces stopped after its first,
+   text following), ``drift_item_close`` (an item's closing tag before the next item with its name
+   drifted or cut: ``</parameter_x>``, ``</parameter``);
 2. JSON call objects in another layout (style ``json``): ``reorder_keys``, ``type_member``,
-   ``other_args_key``, ``openai_shape``, ``name_as_key``; arguments wrapped once more
+   ``other_args_key``, ``openai_shape``, ``name_as_key``; calls the template writes one after another
+   written as a list (``list_of_calls``: ``[{...}, {...}]``, ``functools[{...}]``); arguments wrapped once more
    (``wrap_args``, every format with JSON arguments); a JSON object where parameter tags were
    expected (``json_for_tags``, where the parameters are tags: ``<parameter=``, ``<arg_key>``);
 3. an object-typed argument written as a JSON string (``stringify_value``) or escaped once more
-   (``double_escape``);
+   (``double_escape``), or in an item's raw slot with its own quotes escaped once more
+   (``escape_value_quotes``);
 4. an optional-in-practice part left out: the id block after the name (``drop_id_block``); a call
    with no arguments written as a self-closing name tag (``self_closing_tag``, ``<invoke name="f"/>``);
 5. reasoning: the output stops inside the block (``unclosed_reasoning``), the calls written inside
@@ -46,7 +50,7 @@ import turns
 
 from autoparser import ChatTemplate, Request, merge_deltas
 from autoparser import markers as mk
-from autoparser.ir.stops import implied_section
+from autoparser.ir.stops import implied_section, implied_section_by_name, name_first_tag
 from autoparser.markers import definition as dm
 from autoparser.runtime.tolerance import self_closing_source
 
@@ -187,9 +191,19 @@ def drop_namespace(case: turns.Case, req: Request, text: str) -> str | None:
 def drop_section_opener(case: turns.Case, req: Request, text: str) -> str | None:
     t = _fmt(case)
     start = t.section_start.strip()
-    if not _calls(case) or not implied_section(t) or text.count(start) != 1:
+    if not _calls(case) or not (implied_section(t) or implied_section_by_name(t)) or text.count(start) != 1:
         return None
     return text.replace(start, "", 1)
+
+
+def drop_call_opener(case: turns.Case, req: Request, text: str) -> str | None:
+    """The first call's marker left out where the name follows it at once and a tag follows the name
+    (``get_weather<arg_key>...</tool_call>``)."""
+    t = _fmt(case)
+    start, name = t.call_start.strip(), (_calls(case) or [{}])[0].get("function", {}).get("name")
+    if not name_first_tag(t) or not name or not re.search(re.escape(start) + r"\s*" + re.escape(name), text):
+        return None
+    return re.sub(re.escape(start) + r"\s*(?=" + re.escape(name) + ")", "", text, count=1)
 
 
 def close_head_then_text(case: turns.Case, req: Request, text: str) -> str | None:
@@ -274,6 +288,17 @@ def name_as_key(case: turns.Case, req: Request, text: str) -> str | None:
     return _rewrite_objects(case, text, lambda o, lay: {o[lay.name_path[0]]: o[lay.args_path[0]]})
 
 
+def list_of_calls(case: turns.Case, req: Request, text: str) -> str | None:
+    """Calls the template writes one after another (marker-less JSON objects) written as a list,
+    alone (``[{...}, {...}]``) or after a word glued to it (``functools[{...}]``)."""
+    found = _call_objects(case, text)
+    if not found or _fmt(case).section_start.strip() or (req.plan.tools and req.plan.tools.opener.role):
+        return None
+    start, end = found[0][0], found[-1][1]
+    head = "functools[" if len(found) % 2 else "["
+    return text[:start] + head + text[start:end] + "]" + text[end:]
+
+
 def _json_forms(value: Any) -> list[str]:
     return list(dict.fromkeys(json.dumps(value, ensure_ascii=a, separators=s)
                               for a in (False, True) for s in ((", ", ": "), (",", ":"))))
@@ -341,6 +366,43 @@ def double_escape(case: turns.Case, req: Request, text: str) -> str | None:
         return None
     inner = json.dumps(text[span[0]:span[1]], ensure_ascii=False)
     return text[:span[0]] + json.dumps(inner, ensure_ascii=False) + text[span[1]:]
+
+
+def escape_value_quotes(case: turns.Case, req: Request, text: str) -> str | None:
+    """The object-typed argument written in an item's raw slot with its quotes escaped once more and
+    no quotes around it (``<arg_value>{\\"a\\": 1}</arg_value>``)."""
+    lay = _layout(case)
+    span = _object_value_text(case, text) if lay is not None and lay.args.items is not None else None
+    if span is None or '"' not in text[span[0]:span[1]]:
+        return None
+    return text[:span[0]] + text[span[0]:span[1]].replace('"', '\\"') + text[span[1]:]
+
+
+def _item_closes(case: turns.Case, text: str) -> tuple[str, list[int]] | None:
+    """An item's closing tag (``</parameter>``) and where it is written with the next item right after it."""
+    lay = _layout(case)
+    items = lay.args.items if lay is not None else None
+    if items is None or not _calls(case):
+        return None
+    close, pre = items.item_post.strip(), (items.sep + items.item_pre).strip()
+    if not re.fullmatch(r"</[\w:.\-]+>", close) or not pre:
+        return None
+    spots = [m.start() for m in re.finditer(re.escape(close) + r"(?=\s*" + re.escape(pre) + ")", text)]
+    return (close, spots) if spots else None
+
+
+def drift_item_close(case: turns.Case, req: Request, text: str) -> str | None:
+    """An item's closing tag, before the next item, written with its name drifted (``</parameter1>``)
+    or cut before its ``>`` (``</parameter``): the value still ends there."""
+    found = _item_closes(case, text)
+    if found is None:
+        return None
+    close, spots = found
+    out = text
+    for k, at in enumerate(reversed(spots)):
+        drifted = close[:-1] + ("_x>" if k % 2 == 0 else "")
+        out = out[:at] + drifted + out[at + len(close):]
+    return out
 
 
 # ------------------------------------------------------------------ 4. optional parts
@@ -435,9 +497,9 @@ def calls_inside_reasoning(case: turns.Case, req: Request, text: str) -> str | N
 
 
 DEVIATIONS: dict[str, Deviation] = {f.__name__: f for f in (
-    strip_pipes, add_pipes, drop_namespace, drop_section_opener, close_head_then_text,
-    reorder_keys, type_member, other_args_key, openai_shape, name_as_key, wrap_args, json_for_tags,
-    stringify_value, double_escape, drop_id_block, self_closing_tag, unclosed_reasoning, calls_inside_reasoning)}
+    strip_pipes, add_pipes, drop_namespace, drop_section_opener, drop_call_opener, close_head_then_text,
+    reorder_keys, type_member, other_args_key, openai_shape, name_as_key, wrap_args, json_for_tags, list_of_calls,
+    stringify_value, double_escape, escape_value_quotes, drift_item_close, drop_id_block, self_closing_tag, unclosed_reasoning, calls_inside_reasoning)}
 
 
 def _stream(req: Request, text: str, size: int) -> dict[str, Any]:
@@ -515,7 +577,8 @@ def test_calls_come_back(kind: str) -> None:
 CORPUS_ONLY = ("drop_namespace", "other_namespace", "drop_id_block", "name_as_key", "openai_shape",
                "other_args_key", "reorder_keys", "type_member", "close_head_then_text", "strip_pipes",
                "drop_section_opener", "double_escape", "stringify_value", "add_pipes", "json_for_tags",
-               "wrap_args", "calls_inside_reasoning", "unclosed_reasoning", "self_closing_tag")
+               "wrap_args", "calls_inside_reasoning", "unclosed_reasoning", "self_closing_tag",
+               "escape_value_quotes", "drift_item_close", "drop_call_opener", "list_of_calls")
 
 
 @pytest.mark.parametrize("kind", sorted(DEVIATIONS))

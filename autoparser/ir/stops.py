@@ -19,6 +19,9 @@ from ..plan.openers import name_prefix_pattern
 from ..plan.openers import opener as plan_opener
 from .nodes import Marker, Pattern, Stop
 
+#: the opening of a list of calls: ``[``, or a word glued to it (``functools[``), then white space
+LIST_OPEN = r"(?:(?<![\w.])[A-Za-z_]\w{0,31})?\[\s*"
+
 
 def content_stops(plan: RequestPlan) -> tuple[Stop, ...]:
     """The engine's content markers for ``plan``, in its order (see the module's doc)."""
@@ -65,11 +68,25 @@ def content_stops(plan: RequestPlan) -> tuple[Stop, ...]:
             # a section or call opener is consumed; a name or a JSON object starts the call itself
             kind = {"section_start": "tsection", "call_start": "tcall", "call_name": "tcall"}.get(op.role, "tname")
             add(kind, Pattern("calls_opener", op.pattern), op.loose or op.pattern, strict=True)
+            if not op.role and t.style == "json" and not t.section_start.strip() and not t.call_end.strip():
+                # calls written as a list (``[{...}, {...}]``, ``functools[{...}]``) where the template
+                # writes call objects one after another: the list's brackets are the calls' wrapper
+                add("tlist", Pattern("calls_opener", LIST_OPEN), LIST_OPEN + "(?=" + (op.loose or op.pattern) + ")")
             if implied_section(t):
                 add("tsection_implied", Marker("call_start", t.call_start), mk.pattern(t.call_start))
+            elif implied_section_by_name(t) and p.tools.names:
+                # ``<invoke name="get_weather">`` written without its section opener (``<calls>``): the section
+                # is implied where the name prefix names a declared tool
+                src = mk.pattern(t.name_prefix) + "(?=" + mk.tool_name(p.tools.names) + ")"
+                add("tsection_implied", Pattern("name_prefix", src), src)
             if implied_call_start(t) and p.tools.names:
                 # "<function=NAME>" written without its "<tool_call>": the call start is implied
                 src = mk.pattern(t.name_prefix) + "(?=" + mk.tool_name(p.tools.names) + ")"
+                add("tcall_implied", Pattern("name_prefix", src), src)
+            elif (after := name_first_tag(t)) and p.tools.names:
+                # "NAME<arg_key>" written without its "<tool_call>": a declared tool's name right before
+                # the tag the call goes on with
+                src = mk.tool_name(p.tools.names) + r"(?=\s*" + mk.pattern(after) + ")"
                 add("tcall_implied", Pattern("name_prefix", src), src)
     head, _ = split_header(c.aside_start)
     if head.strip():
@@ -120,8 +137,11 @@ def call_marker(plan: RequestPlan) -> Pattern | None:
         return None
     # a call start needs no lookahead for its name here: any call, in any spelling, ends the block
     src = mk.pattern(op.marker) if op.role == "call_start" else op.pattern
-    if implied_section(plan.analysis.tools):
-        src = src + "|" + mk.pattern(plan.analysis.tools.call_start)
+    t = plan.analysis.tools
+    if implied_section(t):
+        src = src + "|" + mk.pattern(t.call_start)
+    elif implied_section_by_name(t) and plan.tools is not None and plan.tools.names:
+        src = src + "|" + mk.pattern(t.name_prefix) + "(?=" + mk.tool_name(plan.tools.names) + ")"
     return Pattern("call_marker", src)
 
 
@@ -131,6 +151,39 @@ def split_header(marker: str) -> tuple[str, str]:
     still partial, so the header is matched once the head is found."""
     i = marker.find(mk.HEADER)
     return (marker, "") if i < 0 else (marker[:i], marker[i:])
+
+
+def implied_section_by_name(t: ToolFormat) -> bool:
+    """Sectioned calls with no per-call marker but a tag-like name prefix (``<calls>`` +
+    ``<invoke name="``): models also write the calls without the section opener."""
+    first = mk.tokens(t.name_prefix)[0] if t.name_prefix.strip() else ""
+    return t.style in ("tagged", "layout") and bool(t.section_start.strip()) and not t.call_start.strip() and \
+        first.startswith("<") and len(first) >= 4 and first not in t.section_start
+
+
+def name_first_tag(t: ToolFormat) -> str:
+    """A layout whose call marker is followed at once by the name and then by a tag (``<tool_call>``
+    NAME ``<arg_key>``): that tag, which models also write after the name with no call marker
+    before it; "" otherwise."""
+    lay = t.layout
+    first = mk.tokens(t.call_start)[0] if t.call_start.strip() else ""
+    if t.style != "layout" or lay is None or t.name_prefix.strip() or t.section_start.strip() or \
+            len(first) < 4 or not first.startswith(("<", "[", "｜")):
+        return ""
+    kinds = [x.kind for x in lay.pieces]
+    if "name" not in kinds or kinds.index("name") != 0 or len(kinds) < 2:
+        return ""
+    nxt = lay.pieces[1]
+    if nxt.kind == "lit":
+        after = nxt.text.strip()
+    elif nxt.kind == "args" and lay.args.items is not None:
+        after = (lay.args.items.open + lay.args.items.item_pre).strip()
+    else:
+        return ""
+    tag = mk.tokens(after)[0] if after else ""
+    # (a closing tag after the name, ``<methodName>NAME</methodName>``: the name sits inside the marker's
+    # element, which cannot be left out)
+    return tag if len(tag) >= 4 and tag.startswith("<") and not tag.startswith("</") and tag.endswith(">") else ""
 
 
 def implied_call_start(t: ToolFormat) -> bool:
@@ -149,4 +202,5 @@ def implied_section(t: ToolFormat) -> bool:
         first.startswith(dm.TOKEN_OPENINGS) and first not in t.section_start
 
 
-__all__ = ["answer_start_rest", "call_marker", "content_stops", "implied_call_start", "implied_section", "split_header"]
+__all__ = ["LIST_OPEN", "answer_start_rest", "call_marker", "content_stops", "implied_call_start", "implied_section",
+           "implied_section_by_name", "name_first_tag", "split_header"]

@@ -39,6 +39,7 @@ from .readers import make_call_reader
 WS = " \t\r\n"
 Hit = tuple[int, int, "regex.Match[str]"]   # (start, kind, match): where tentative reasoning may end
 _LOOSE_SEPARATORS = ";,"   # between two calls of a format that renders none
+_LIST_CLOSE = regex.compile(r"\s*\]")   # the end of calls opened as a list
 
 
 @dataclass(frozen=True)
@@ -171,6 +172,7 @@ class Engine(MessageBuilder):
         self._fence_tail = ""            # the answer's last two characters (a fence split across chunks)
         self._call: CallReader | None = None
         self._in_section = False
+        self._in_list = False            # the calls were opened as a list (``[{...}, ...]``): its ``]`` ends them
         self._aside_from = 0             # where a message to another recipient began
         self._aside_header_at = -1       # ... while its header is still to be read
         self._finished = False
@@ -331,6 +333,15 @@ class Engine(MessageBuilder):
         elif kind == "tname" or kind == "tjson":
             self._call_boundary()
             self._start_call()
+        elif kind == "tlist":
+            # calls written as a list where the template writes them one after another: the brackets
+            # are their wrapper (the calls follow at once, see ``ir.stops``)
+            self._call_boundary()
+            self.pos = m.end()
+            self._in_list = True
+            self._start_call()
+            if self._call is not None:
+                self._call.origin = m.start()   # (a first call that does not read: its list is text)
         elif kind == "aside":
             self._aside_from = self._aside_header_at = m.start()
             self.pos = m.end()
@@ -505,6 +516,14 @@ class Engine(MessageBuilder):
             return
         if st == "more":
             return
+        if self._in_list:
+            st, end = mk.match_here(_LIST_CLOSE, self.buf, self.pos, final)
+            if st == "more":
+                return
+            if st == "match":
+                self.pos = end
+                self._leave_tools()
+                return
         if self.msg.tool_calls and t.separator:
             st, end = mk.match_here(self._t.separator, self.buf, self.pos, final)
             if st == "more":
@@ -592,6 +611,7 @@ class Engine(MessageBuilder):
     def _leave_tools(self) -> None:
         """Tool section ended without its closing marker: back to content."""
         self._in_section = False
+        self._in_list = False
         self._call_boundary()
         self.state = "content"
 
@@ -618,6 +638,7 @@ class Engine(MessageBuilder):
                     self.state = "resync"   # a later call of the same section is still a call
                 return
             # the text did not fit the format: keep it as content
+            self._in_list = False
             if not reader.quiet:
                 self.warn("tool call did not match the format; kept as content")
             if self.pos <= reader.origin < len(self.buf):

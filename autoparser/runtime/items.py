@@ -31,6 +31,7 @@ from ..values.pyliteral import python_to_json
 from ..values.spelling import Values, decode_value, schema_types
 from ..values.written import ID_AGAIN, Frame
 from .phases import Phases
+from .tolerance import drifted_close_source
 
 _escape = json.encoder.encode_basestring
 _MAX_KEY = 256
@@ -245,9 +246,13 @@ class ItemsReader(Phases):
         return "next", m.end()
 
     def _post(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
+        it = self.items
         post = self._item_post()
-        pat = mk.compile_source(self._lit(post)) if post.strip() else None
-        return self._optional(pat, "after", buf, pos, final)
+        src = self._lit(post) if post.strip() else ""
+        drifted = drifted_close_source(post) if src and self.keyed and it.item_pre.strip() else ""
+        if drifted:   # (``</parameter1>`` with the next item right after it)
+            src = f"(?:{src})|(?:{drifted})(?=\\s*{self._lit(it.sep)}{self._lit(it.item_pre)})"
+        return self._optional(mk.compile_source(src) if src else None, "after", buf, pos, final)
 
     def _after(self, buf: str, pos: int, final: bool) -> tuple[str, int]:
         if self.p_next is not None:
@@ -402,7 +407,11 @@ class ItemsReader(Phases):
                 key = self.keyalt
                 if _bracketed(it.item_pre, it.kv):
                     key = _GENERIC_KEY
-                src += r"|(?=\s*" + self._lit(it.sep) + self._heads(key) + ")"
+                nxt = r"(?=\s*" + self._lit(it.sep) + self._heads(key) + ")"
+                drifted = drifted_close_source(s_post + post)   # (``</parameter1>``, then the next item)
+                if drifted:
+                    src += "|(?P<drifted>" + drifted + ")" + nxt
+                src += "|" + nxt
             return mk.compile_source(src)
         alts = []   # the value's end is what follows it: white space, then the next item or the end
         nxt = self._lit(post + it.sep, lead_optional=True, separates=True) + self._lit(it.item_pre)
@@ -481,7 +490,7 @@ class ItemsReader(Phases):
         self._finish_value()
         if self.own_post:
             self.phase = "after"   # the value's closing text and the item's were the delimiter (or the
-            return "next", m.end() if m.lastgroup == "post" else m.start()   # next item, without it)
+            return "next", m.end() if m.lastgroup in ("post", "drifted") else m.start()   # next item, without it)
         self.phase = "post"
         return "next", m.start()
 

@@ -9,7 +9,10 @@ stay strict):
 * :func:`close_head` / :func:`close_tail`: a close of several pieces (``</function></tool_call>``)
   that stops after its first piece, and the rest that may still follow;
 * :func:`self_closing`: a name tag written self-closing (``<invoke name="f"/>``), a call with no
-  arguments.
+  arguments;
+* :func:`drifted_close_source`: an item's closing tag written with its name drifted or cut
+  (``</parameter1>``, ``</parameter_x>``, ``</parameter`` for ``</parameter>``), read as that close
+  only where the next item (or the end of the arguments) follows it at once.
 
 A layout-level "optional literal" (a skeleton piece that may be left out, such as an id block
 ``[CALL_ID]ID`` before ``[ARGS]``) would generalise the last two: the reader tries the piece, and
@@ -54,6 +57,25 @@ def self_closing(fmt: ToolFormat) -> regex.Pattern[str] | None:
     return mk.compile_source(src) if src else None
 
 
+_DRIFT_MAX = 24   # characters a drifted closing tag may add to its name
+
+
+def drifted_close_source(closer: str) -> str:
+    """A regex source for ``closer``, a closing tag (``</parameter>``, after optional white space),
+    written otherwise than it is: its name with up to a few more name characters, or cut before
+    its ``>`` (never the closer itself). "" when ``closer`` is not a single closing tag. The caller
+    adds what must follow it (the next item), so a value that ends in such text (``</parameters>``)
+    and is then closed for real keeps it."""
+    piece = closer.strip()
+    if " " in piece or not (piece.startswith("</") and piece.endswith(">")) or len(piece) < 4:
+        return ""
+    stem = piece[:-1]
+    if not token_shaped(stem) or any(ch in stem[2:] for ch in "<>/"):
+        return ""
+    return (r"\s*(?!" + regex.escape(piece) + ")" + regex.escape(stem)
+            + r"[^\s<>/]{0," + str(_DRIFT_MAX) + r"}>?")
+
+
 def close_tail(marker: str) -> regex.Pattern[str] | None:
     """The pieces of a call's close after its first (``</tool_call>`` of ``</function></tool_call>``), or None."""
     pieces = mk.tokens(marker)
@@ -69,4 +91,4 @@ def close_head(marker: str) -> regex.Pattern[str] | None:
     return loose_marker(pieces[0])
 
 
-__all__ = ["close_head", "close_tail", "loose_marker", "self_closing", "self_closing_source"]
+__all__ = ["close_head", "close_tail", "drifted_close_source", "loose_marker", "self_closing", "self_closing_source"]

@@ -51,7 +51,14 @@ def _plain(value: Any) -> bool:
 def string_container(text: str, wanted: tuple[type, ...]) -> Any:
     """The container (of one of the ``wanted`` classes) that ``text``, a JSON value's text, holds
     as a JSON string, or holding it escaped once more (twice: a value spelled raw, the text of a JSON
-    string of a JSON string); None when it holds none."""
+    string of a JSON string), or its own text with its quotes escaped once more and no quotes around
+    it (``[{\\"id\\": 1}]``); None when it holds none."""
+    body = text.strip()
+    if body[:1] in "[{" and body[-1:] in "]}" and '\\"' in body:
+        try:
+            json.loads(body)
+        except (ValueError, RecursionError):   # (read as the JSON string it would be inside quotes)
+            return string_container('"' + body + '"', wanted)
     value: Any = text
     for _ in range(3):
         try:

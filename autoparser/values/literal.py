@@ -164,6 +164,7 @@ class _Reader:
         self.partial = partial
         self.level = 0           # how deep in brackets the reader is (1: the literal's own)
         self.ambiguous = False   # an unquoted string value was empty or started with blanks: it may be misread
+        self.empty = False       # a member had no value at all (``k=)``)
         self._next_key = re.compile(r"\s*[\"']?[A-Za-z_][\w.-]*[\"']?\s*(?:[:=]|" + re.escape(kv_sep) + ")")
 
     def at_end(self) -> bool:
@@ -205,6 +206,7 @@ class _Reader:
         except ValueError:
             if member and (not bare or i > before):
                 self.ambiguous = True   # "k=\n)" or "k= x": the value's own blanks cannot be told from layout
+            self.empty = self.empty or (member and not bare)
             return word      # text: kept as written (an unquoted value's own newlines included)
 
     def _bare_end(self, i: int) -> int:
@@ -418,6 +420,8 @@ def literal_to_json(text: str, quotes: tuple[str, ...], kv_sep: str, notes: list
         raise ValueError(f"text after the literal at {reader.i}")
     if reader.ambiguous and notes is not None:
         notes.append(AMBIGUOUS)
+    if reader.empty and notes is None:
+        raise ValueError("a member with no value")   # (quoted strings: ``f(city=)`` spells no value at all)
     return json.dumps(value, ensure_ascii=False)
 
 
