@@ -86,6 +86,7 @@ END_OF_TURN: dict[str, tuple[str, ...]] = {
     "xml_attr_args": ("<|im_end|>",),
     "xmlrpc_calls": ("[[/assistant]]",),
     "xml_child_args": ("[/assistant]",),
+    "id_binding": ("</assistant>",),
 }
 # fixture -> the header that opens an assistant turn ("" when the generation prompt is empty)
 HEADER = {
@@ -137,6 +138,7 @@ HEADER = {
     "xml_attr_args": "<|im_start|>assistant",
     "xmlrpc_calls": "[[assistant]]",
     "xml_child_args": "[assistant]",
+    "id_binding": "<assistant>",
 }
 
 

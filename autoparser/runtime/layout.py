@@ -18,6 +18,7 @@ from .. import markers as mk
 from ..analysis.layout.model import CallLayout
 from ..markers import definition as dm
 from ..markers import lit_source
+from ..plan.openers import call_head_source
 from ..values.codecs import Codec, IncrementalDecoder
 from ..values.decode import args_text
 from ..values.jsonscan import JsonScanner
@@ -30,7 +31,6 @@ from .layout_patterns import (
     _piece_patterns,
     _self_closing,
     _tokens_optional,
-    call_head_source,
 )
 from .phases import Phases
 
