@@ -86,7 +86,6 @@ END_OF_TURN: dict[str, tuple[str, ...]] = {
     "xml_attr_args": ("<|im_end|>",),
     "xmlrpc_calls": ("[[/assistant]]",),
     "xml_child_args": ("[/assistant]",),
-    "id_binding": ("</assistant>",),
 }
 # fixture -> the header that opens an assistant turn ("" when the generation prompt is empty)
 HEADER = {
@@ -138,7 +137,6 @@ HEADER = {
     "xml_attr_args": "<|im_start|>assistant",
     "xmlrpc_calls": "[[assistant]]",
     "xml_child_args": "[assistant]",
-    "id_binding": "<assistant>",
 }
 
 

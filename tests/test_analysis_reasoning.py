@@ -68,7 +68,6 @@ REASONING: dict[str, tuple[str, str, str, bool]] = {
     "jsonrpc_batch": ("tagged", "<|begin_of_thought|>", "<|end_of_thought|>", False),
     "lua_call_sugar": ("tagged", "<think>", "</think>", False),
     "xml_attr_args": ("tagged", "<scratch>", "</scratch>", False),
-    "id_binding": ("tagged", "{-", "-}", False),
     "xmlrpc_calls": ("tagged", "[REASONING]", "[/REASONING]", False),
     "xml_child_args": ("tagged", "<reflect>", "</reflect>", False),
 }
