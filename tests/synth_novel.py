@@ -14,7 +14,10 @@ author who never read it writes other things. This module invents such formats, 
   JavaScript call, an Erlang term, Graphviz attributes, protobuf text of a ``Struct``, JSON pairs,
   JSON name/value lists, a LaTeX macro, a CSS rule, a Java annotation, a Lisp alist, a URL path, TOML
   arrays of tables, one CSV table of all arguments, ``<param name= value=/>`` elements, an org-mode
-  property drawer. Each form fixes its name and id placement, argument syntax and value codec;
+  property drawer, a Haskell binding ``call_1 <- callTool "f" Args { k = v }``, an assembler line
+  ``call_1:⏎    CALL f, k=v``, a Lua table call ``--[[call_1]] tools.f{k = v}``, tab-separated ``f⇥k=v⇥id=…``,
+  a PowerShell command ``Invoke-Tool f -k "v" #call_1`` (backtick escapes, ``$true``, ``@{k = v}``).
+  Each form fixes its name and id placement, argument syntax and value codec;
 * ``roles``: turn syntaxes (``<<role>>``, ``#[role]``, ``[[role]]``, ``|role|``, ChatML, Gemma);
 * ``container``: how the calls of one turn are grouped: lines, a numbered list, ``BEGIN_TOOL_CALLS``
   / ``END_TOOL_CALLS``, ``<calls n="2">``, YAML-style ``---`` documents, a 🔧 per call, a rule
@@ -128,6 +131,8 @@ def str_expr(codec: str, x: str) -> str:
                            f"or '\\n' in {x} or '\\r' in {x} or '\\t' in {x}) else {x})"),
         "percent_path": lambda: f"({x} | urlencode | replace('/', '%2F'))",
         "prop": lambda: ("((('\\\\' ~ " + repl(x, _BS) + ") if " + x + ".startswith(' ') else " + repl(x, _BS) + "))"),
+        "backtick": lambda: "('\"' ~ " + repl(x, [("`", "``"), ('"', '`"'), ("$", "`$"), ("\n", "`n"), ("\r", "`r"),
+                                                   ("\t", "`t")]) + " ~ '\"')",
     }
     return extra[codec]() if codec in extra else sa.str_expr(codec, x)
 
@@ -170,6 +175,7 @@ def pairs(o: Obj, st: Style) -> str:
 # ---------------------------------------------------------------- the forms
 _JS = Style("json")
 _JSON5 = Obj("{", "}", "ident", ": ", ", ")
+_LUA = Obj("{", "}", "ident", " = ", ", ")
 _XMLRPC = """{%- macro xv(v) -%}{{- '<value>' -}}
 {%- if v is none -%}{{- '<nil/>' -}}
 {%- elif v is boolean -%}{{- '<boolean>' ~ ('1' if v else '0') ~ '</boolean>' -}}
@@ -339,6 +345,20 @@ FORMS: dict[str, Form] = {
     "org": Form(Style("bs:", json_via_codec=True), J(lit("* CALL "), "fn.name", lit("\n:PROPERTIES:"))
                 + IFID(J(lit("\n:CALL_ID: "), "id")) + EACH(J(lit("\n:"), "k", lit(": "), "val(x)")) + J(lit("\n:END:")),
                 True, True),
+    # (the id opens the call as a word of its own: a binding, an assembler label)
+    "haskell_bind": Form(Style("json", "True", "False", "Nothing", json_wrap=("[aesonQQ|", "|]")),
+                         IFID(J("id", lit(" <- "))) + J(lit("callTool "), "(fn.name | tojson)", lit(" Args {"))
+                         + EACH(J(lit(" "), "k", lit(" = "), "val(x)"), ",") + J(lit(" }")), True, False),
+    "asm_call": Form(Style("python_single", "yes", "no", "NUL"), IFID(J("id", lit(":\n    "))) + J(lit("CALL "), "fn.name")
+                     + EACH(J(lit(", "), "k", lit("="), "val(x)")), True, True),
+    "lua_table": Form(Style("json", null="nil", obj=_LUA, arr=("{", "}", ", ")), IFID(J(lit("--[["), "id", lit("]] ")))
+                      + J(lit("tools."), "fn.name") + pairs(_LUA, _JS), True, False),
+    "tsv": Form(Style("bs:", json_via_codec=True), J(lit("TOOL\t"), "fn.name") + EACH(J(lit("\t"), "k", lit("="), "val(x)"))
+                + IFID(J(lit("\tid="), "id")), True, False),
+    "powershell": Form(Style("backtick", "$true", "$false", "$null", obj=Obj("@{", "}", "ident", " = ", "; "),
+                             arr=("@(", ")", ", "), bare=r"[A-Za-z0-9_#.+\-~$]*"),
+                       J(lit("Invoke-Tool "), "fn.name") + EACH(J(lit(" -"), "k", lit(" "), "val(x)")) + IFID(J(lit(" #"), "id")),
+                       True, False),
 }
 AXES: dict[str, tuple[str, ...]] = {"form": tuple(FORMS), "roles": tuple(ROLES), "container": tuple(CONTAINERS),
                                     "reasoning": tuple(REASONING), "ids": ("on", "off")}

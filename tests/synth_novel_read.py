@@ -54,7 +54,9 @@ class NValues(Values):
             return v
         o, a = self.o, self.a
         if o is not None and a is not None and (r.at(o.open) or r.at(a[0])):
-            is_obj = o.open != a[0] or self.key_ahead(Reader(r.s, r.i + len(o.open)), o) or r.at(o.open + o.close)
+            # (the same brackets for both: an empty one is the schema's type, an object unless it says array)
+            is_obj = o.open != a[0] or self.key_ahead(Reader(r.s, r.i + len(o.open)), o) or \
+                (r.at(o.open + o.close) and "array" not in types_of(schema))
             return self.obj(r, o, schema) if is_obj and r.at(o.open) else self.arr(r, schema)
         if o is None and not self.json_via_codec and (r.at("{") or r.at("[")):
             return r.json()
@@ -576,6 +578,39 @@ def _read_call(n: sn.Novel, r: Reader, tools: list[dict[str, Any]] | None) -> di
         id_("\n:CALL_ID: ")
         pairs_until("\n:", ": ", "", r"\n", lambda: not r.at("\n:END:"))
         r.expect("\n:END:")
+    elif form == "haskell_bind":
+        id_("", ID, " <- ")
+        r.expect("callTool ")
+        call["name"] = read_string(r, "json")
+        r.expect(" Args {")
+        v, first = NValues(st), True
+        while r.at(" " if first else ", ") and not r.at(" }"):
+            r.i += 1 if first else 2
+            k = r.need(IDENT).group(0)
+            r.expect(" = ")
+            call["arguments"][k] = v.value(r, sub_schema(schema(), k))
+            first = False
+        r.expect(" }")
+    elif form == "asm_call":
+        id_("", ID, ":\n    ")
+        r.expect("CALL ")
+        name()
+        pairs_until(", ", "=", "", "")
+    elif form == "lua_table":
+        id_("--[[", ID, "]] ")
+        r.expect("tools.")
+        name()
+        call["arguments"] = obj(sn._LUA)
+    elif form == "tsv":
+        r.expect("TOOL\t")
+        name()
+        pairs_until("\t", "=", "", r"\t|\n", lambda: not r.at("\tid="))
+        id_("\tid=")
+    elif form == "powershell":
+        r.expect("Invoke-Tool ")
+        name()
+        pairs_until(" -", " ", "", "", lambda: not r.at(" #"))
+        id_(" #")
     else:
         raise Unreadable(f"no reader for {form}")
     return call

@@ -231,7 +231,7 @@ def typed(tok: str, schema: dict[str, Any], true: str, false: str, null: str, ma
 # ---------------------------------------------------------------- codecs of synth_novel
 def nquote(codec: str) -> str | None:
     """What a quoted string of ``codec`` starts with (None: the codec does not quote)."""
-    if codec in ("json", "rust", "elixir", "tcl", "css", "logfmt", "csv_min"):
+    if codec in ("json", "rust", "elixir", "tcl", "css", "logfmt", "csv_min", "backtick"):
         return '"'
     if codec in ("python_single", "ruby_single", "single_doubled"):
         return "'"
@@ -280,6 +280,18 @@ def read_nstring(r: Reader, codec: str, stop: str = "") -> str:
                 out.append(r.s[r.i])
                 r.i += 1
         r.i += 1
+        return "".join(out)
+    if codec == "backtick":   # PowerShell: a backtick escapes (`` `n `t `r ``, any other character as itself)
+        r.expect('"')
+        out = []
+        while not r.eat('"'):
+            if r.done:
+                raise Unreadable("unterminated string")
+            if r.eat("`") and not r.done:
+                out.append({"n": "\n", "r": "\r", "t": "\t"}.get(r.s[r.i], r.s[r.i]))
+            else:
+                out.append(r.s[r.i])
+            r.i += 1
         return "".join(out)
     if codec == "erlang":
         r.expect("<<")

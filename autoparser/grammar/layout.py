@@ -121,7 +121,8 @@ def _literal(g: _Grammar, text: str, final: bool, hole: bool = False, word: bool
     id and begins with white space, which then ends the id (`` call `` after ``#call00001``)."""
     ws = hole_ws(g.b) if hole else g.ws
     if word:
-        return _ws1(g)
+        # (the call's last piece: the end of the output, or the white space before the next call, ends the word too)
+        return ws if final else _ws1(g)
     if not text.strip():
         return ws
 

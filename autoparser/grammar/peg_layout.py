@@ -29,7 +29,7 @@ from parsimonious.grammar import Grammar
 
 from .. import markers as mk
 from ..analysis.layout.model import KEY_AGAIN, CallLayout, Items
-from ..runtime.layout_patterns import call_head_source
+from ..plan.openers import call_head_source
 from ..values.codecs import Codec
 from ..values.decode import ItemHow, streams
 from ..values.keypaths import MAX_SEGMENTS, segment_source, suffix_source

@@ -48,7 +48,7 @@ from __future__ import annotations
 from .. import ir
 from .. import markers as mk
 from ..plan import RequestPlan
-from ..runtime.layout_patterns import opening_id
+from ..plan.openers import opening_id
 from .gbnf import literal
 from .request_forced import _ForcedCalls
 from .request_rules import _Goal, _join

@@ -8,7 +8,7 @@ from .. import ir
 from .. import markers as mk
 from ..analysis.layout.model import CallLayout
 from ..analysis.model import LINE_ARGS
-from ..runtime.layout_patterns import opening_id
+from ..plan.openers import opening_id
 from .gbnf import char_class, literal
 from .layout import layout_call, name_index
 from .pieces import WS_MAX, piece_expr

@@ -36,7 +36,9 @@ def trigger(tp: ToolPlan) -> Trigger:
         return Trigger("pattern", "(?:" + names + ")" + (r"\s*" + mk.pattern(t.name_suffix)
                                                          if t.name_suffix.strip() else ""))
     first = mk.tokens(op.marker)[0]
-    strong = dm.token_shaped(first) and len(first) >= 4 and not re.search(r"\d|\x03|\x04", first)
+    # (punctuation alone, ``--[[``, may also open a comment or the reasoning: not distinctive)
+    strong = dm.token_shaped(first) and len(first) >= 4 and not re.search(r"\d|\x03|\x04", first) \
+        and any(ch.isalpha() for ch in first)
     if strong and op.role != "call_name" and not bare_section_opener(t):
         return Trigger("word", first)
     value = mk.pattern(op.marker)

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from .. import markers as mk
+from ..analysis.layout.model import CallLayout, Piece
 from ..analysis.model import Analysis, ToolFormat
 from ..values.callobj import START_KEYS
 
@@ -70,12 +71,41 @@ def _opener(a: Analysis, names: tuple[str, ...], python: bool, tolerant: bool = 
         return Opener(pat(t.name_prefix), "name_prefix", t.name_prefix, _exact(mk.tokens(t.name_prefix)[0]))
     if t.style == "layout" and t.layout is not None and names:
         # no marker before the name (``get_weather(location='Paris')``): a tool's name and what follows it
-        after = _layout_after_name(t)
-        return Opener(mk.tool_name(names) + (r"\s*" + mk.pattern(after) if after.strip() else r"(?=\s)"))
+        after, head = _layout_after_name(t), opening_id(t.layout)
+        # a call that opens with its id (``call_1: CALL NAME``) starts there; after that head the
+        # name needs no space after it to be a call
+        start = call_head_source(head, names) if head else mk.tool_name(names)
+        return Opener(start + (r"\s*" + mk.pattern(after) if after.strip() else r"(?!\w)" if head else r"(?=\s)"))
     if t.style == "tagged" and t.args == "literal" and t.literal is not None and names:
         # no marker at all (``get_weather(location='Paris')``): a tool's name and its opener
         return Opener(mk.tool_name(names) + r"\s*" + re.escape(t.literal.open))
     return Opener()
+
+
+def call_head_source(head: Sequence[Piece], names: Sequence[str]) -> str:
+    """Where a call that opens with its id begins (``\\ncall_1,get_weather,``): the call's pieces
+    before its name, then a declared name; literals as written, an id a word that runs to the
+    literal after it."""
+    out = []
+    for i, p in enumerate(head):
+        if p.kind == "lit":
+            out.append(mk.pattern(p.text) if p.text.strip() else r"\s*")
+        else:
+            after = next((q.text.strip()[:1] for q in head[i + 1:] if q.kind == "lit" and q.text.strip()), "")
+            # the id the call opens with is a word of its own: it does not begin inside a value (``limit=3``)
+            first = all(q.kind == "lit" and not q.text.strip() for q in head[:i])
+            out.append((r"(?<!\S)" if first else "")
+                       + ("[^\\s" + re.escape(after) + "]{1,64}" if after else r"\S{1,64}"))
+    return r"\s*".join(out) + r"\s*" + mk.tool_name(names)   # (white space between the pieces, as the GBNF allows)
+
+
+def opening_id(layout: CallLayout) -> tuple[Piece, ...]:
+    """The pieces before the name of a call that opens with its id (white space at most before
+    it: ``call_1,get_weather,``), else ()."""
+    at = next(i for i, p in enumerate(layout.pieces) if p.kind == "name")
+    head = layout.pieces[:at]
+    first = next((p.kind for p in head if p.kind != "lit" or p.text.strip()), "")
+    return head if first == "id" and all(p.kind in ("lit", "id") for p in head) else ()
 
 
 def _layout_after_name(t: ToolFormat) -> str:
@@ -170,5 +200,5 @@ def _collides(call_start: str, a: Analysis) -> bool:
     return any(o.strip().startswith(first) or first.startswith(o.strip()) for o in others if o.strip())
 
 
-__all__ = ["Opener", "OpenerRole", "bare_section_opener", "call_object_start", "json_trigger", "name_prefix_pattern",
-           "opener", "opener_inputs", "section_lookahead"]
+__all__ = ["Opener", "OpenerRole", "bare_section_opener", "call_head_source", "call_object_start", "json_trigger",
+           "name_prefix_pattern", "opener", "opener_inputs", "opening_id", "section_lookahead"]

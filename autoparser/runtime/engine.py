@@ -30,9 +30,9 @@ from .. import ir
 from .. import markers as mk
 from ..analysis.model import ToolFormat
 from ..plan import PerPlan, RequestPlan, name_prefix_pattern
+from ..plan.openers import call_head_source, opening_id
 from .build import MessageBuilder, Step
 from .calls import CallReader
-from .layout_patterns import call_head_source, opening_id
 from .message import Message
 from .readers import make_call_reader
 

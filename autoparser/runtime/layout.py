@@ -18,6 +18,7 @@ from .. import markers as mk
 from ..analysis.layout.model import CallLayout
 from ..markers import definition as dm
 from ..markers import lit_source
+from ..plan.openers import call_head_source
 from ..values.codecs import Codec, IncrementalDecoder
 from ..values.decode import args_text
 from ..values.jsonscan import JsonScanner
@@ -25,12 +26,12 @@ from ..values.spelling import with_name
 from .calls import CallReader, _ArgsStream
 from .items import ItemsReader
 from .layout_patterns import (
+    _args_start,
     _args_start_text,
     _hole_ends,
     _piece_patterns,
     _self_closing,
     _tokens_optional,
-    call_head_source,
 )
 from .phases import Phases
 
@@ -492,7 +493,11 @@ class LayoutCallReader(Phases, CallReader):
             # the call opens with its id (``\ncall_1,get_weather,``): the pieces up to a declared name
             return call_head_source(pieces[:at], names)
         after = f.name_suffix if f.name_suffix.strip() else ""
-        return mk.tool_name(names) + (r"\s*" + mk.pattern(after) if after else r"(?=\s)")
+        if after:
+            return mk.tool_name(names) + r"\s*" + mk.pattern(after)
+        # the arguments right after the name (``f|k=v``): white space or the items' first literal follows it
+        start = _args_start(self.layout) if at + 1 < len(pieces) and pieces[at + 1].kind == "args" else ""
+        return mk.tool_name(names) + (r"(?=\s|" + start + ")" if start else r"(?=\s)")
 
     # -------------------------------------------------------------- the end
     def _closes_later(self, buf: str, pos: int) -> bool:

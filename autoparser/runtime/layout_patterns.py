@@ -5,12 +5,11 @@ and a name's tag closed on itself."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
 
 import regex
 
 from .. import markers as mk
-from ..analysis.layout.model import CallLayout, Piece
+from ..analysis.layout.model import CallLayout
 from ..markers import lit_source
 from ..values.spelling import NAME_AGAIN
 
@@ -121,26 +120,3 @@ def _args_start(layout: CallLayout, json_too: bool = False) -> str:
     if json_too and not a.codec and not head.startswith("{"):
         return "(?:" + src + r"|\s*\{)"
     return src
-
-
-def call_head_source(head: Sequence[Piece], names: Sequence[str]) -> str:
-    """Where a call that opens with its id begins (``\\ncall_1,get_weather,``): the call's pieces
-    before its name, then a declared name; literals as written, an id a word that runs to the
-    literal after it."""
-    out = []
-    for i, p in enumerate(head):
-        if p.kind == "lit":
-            out.append(mk.pattern(p.text) if p.text.strip() else r"\s*")
-        else:
-            after = next((q.text.strip()[:1] for q in head[i + 1:] if q.kind == "lit" and q.text.strip()), "")
-            out.append("[^\\s" + regex.escape(after) + "]{1,64}" if after else r"\S{1,64}")
-    return r"\s*".join(out) + r"\s*" + mk.tool_name(names)   # (white space between the pieces, as the GBNF allows)
-
-
-def opening_id(layout: CallLayout) -> tuple[Piece, ...]:
-    """The pieces before the name of a call that opens with its id (white space at most before
-    it: ``call_1,get_weather,``), else ()."""
-    at = next(i for i, p in enumerate(layout.pieces) if p.kind == "name")
-    head = layout.pieces[:at]
-    first = next((p.kind for p in head if p.kind != "lit" or p.text.strip()), "")
-    return head if first == "id" and all(p.kind in ("lit", "id") for p in head) else ()
