@@ -358,7 +358,8 @@ def lost_words(s: Subject, text: str, msg: Message) -> list[str]:
     character references are decoded), percent-decoded, or without its backslashes (escape syntax).
     """
     kept = kept_text(msg)
-    rest = s.strip.sub(lambda m: " " * len(m.group()), text)
+    # (a percent escape is kept whole: the markers' pattern may hold digits, ``%2C`` is no marker)
+    rest = re.sub(f"(%[0-9A-Fa-f]{{2}})|(?:{s.strip.pattern})", lambda m: m.group(1) or " " * len(m.group()), text)
     rest = rest[:len(rest) - marker_prefix_at_end(s, rest)]
     end = len(rest)
     if msg.truncated and any(c.truncated for c in msg.tool_calls):
