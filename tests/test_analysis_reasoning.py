@@ -62,6 +62,7 @@ REASONING: dict[str, tuple[str, str, str, bool]] = {
     "hcl_blocks": ("tagged", "<think>", "</think>", True),       # the prompt opens the block
     "ini_sections": ("tagged", "<!-- thinking:", "-->", False),
     "query_paths": ("tagged", "<think>", "</think>", False),
+    "query_string_calls": ("tagged", "<<thinking>>", "<</thinking>>", False),
     "csv_rows": ("tagged", "[reasoning]", "[/reasoning]", False),
     "call_rows": ("tagged", "<think>", "</think>", False),
     "yaml_block_args": ("tagged", "<reflect>", "</reflect>", False),

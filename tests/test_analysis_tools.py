@@ -158,6 +158,7 @@ FIXTURE_TOOLS: dict[str, dict[str, Any]] = {
     "xml_child_args": {"style": "layout", "call": '<invoke tool="get_weather"> <location>Paris</location> <days>3</days> </invoke>'},
     "xml_attr_args": {"style": "layout", "call": '<invoke tool="get_weather" id="call00001" location="Paris" days="3"/>'},
     "query_paths": {"style": "layout", "call": "<|request|>#call00001 /tools/get_weather?location=Paris&days=3<|/request|>"},
+    "query_string_calls": {"style": "layout", "call": "<|call|>get_weather?location=Paris&days=3#call00001<|/call|>"},
     "xmlrpc_calls": {"style": "layout",
                      "call": "<methodCall><methodName>get_weather</methodName><params><param><value><struct>"
                              "<member><name>location</name><value><string>Paris</string></value></member>"
@@ -167,11 +168,11 @@ FIXTURE_TOOLS: dict[str, dict[str, Any]] = {
 NO_TOOLS = ("chatml_plain", "gemma_plain")
 WITH_IDS = ("call_id_tagged", "mistral_args", "mistral_array",            # render the given call id
             "edn_vector", "hcl_blocks", "ini_sections", "jsonrpc_batch", "xml_attr_args", "csv_rows",
-            "call_rows", "yaml_block_args", "query_paths")
+            "call_rows", "yaml_block_args", "query_paths", "query_string_calls")
 REFUSE_STRING_ARGS = ("xml_params", "call_id_tagged", "arg_key_value", "minimax_invoke", "yaml_args", "kwargs_pairs",
                       "edn_vector", "hcl_blocks", "ini_sections", "lua_call_sugar", "nix_attrs", "xml_attr_args",
                       "xmlrpc_calls", "csv_rows", "call_rows",
-                      "xml_child_args", "yaml_block_args", "query_paths")
+                      "xml_child_args", "yaml_block_args", "query_paths", "query_string_calls")
 SINGLE_CALL = ("llama3_json",)
 
 
