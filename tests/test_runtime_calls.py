@@ -65,3 +65,22 @@ def test_public_value_helpers() -> None:
     assert args_text("{'a': True}", True) == '{"a": true}'
     assert typed_value(" 3 ", {"type": "integer"}) == "3"
     assert typed_value("3", {"type": "string"}) == '"3"'
+
+
+@pytest.mark.parametrize("text", ["<invoke>", "Sure. <invoke>", "<invoke> then text"])
+def test_a_call_marker_in_another_spelling_that_opens_no_call_stays_text(text: str) -> None:
+    """kwargs_pairs writes ``<|invoke|>``; ``<invoke>`` (its pipes dropped) followed by no call is the
+    model's text, whole (no character lost), parsed and streamed alike."""
+    from pathlib import Path
+
+    import turns
+
+    from autoparser import ChatTemplate
+
+    path = Path(__file__).resolve().parents[1] / "templates" / "kwargs_pairs.jinja"
+    case = next(c for c in turns.build_cases(path) if c.scenario == "tool")
+    req = ChatTemplate.from_file(path, bos_token=turns.BOS, eos_token=turns.EOS).apply(case.history, tools=case.tools)
+    msg = req.parse(text)
+    assert "<invoke>" in (msg.content or "") or any(c.invalid for c in msg.tool_calls)
+    if not msg.tool_calls:
+        assert msg.content == text

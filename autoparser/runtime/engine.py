@@ -330,6 +330,10 @@ class Engine(MessageBuilder):
             self._call_boundary()
             self.pos = m.end()
             self._start_call()
+            if self._call is not None and self.tools is not None and m.group().strip() != self.tools.call_start.strip():
+                # the marker in another spelling than the template's (``<invoke>`` for ``<|invoke|>``): it is
+                # text again when no call reads after it
+                self._call.origin = m.start()
         elif kind == "tname" or kind == "tjson":
             self._call_boundary()
             self._start_call()
