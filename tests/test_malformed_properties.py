@@ -377,9 +377,16 @@ def lost_words(s: Subject, text: str, msg: Message) -> list[str]:
                  _unescape(html.unescape(word).strip("\"'")),     # JSON written with character references
                  urllib.parse.unquote(word), urllib.parse.unquote_plus(word))   # percent-encoded (query strings)
         # a word may end in the first backslash of an escape it does not hold whole (``\\"``)
-        if len(word) >= 3 and not any(w in kept or w.rstrip("\\") in kept for w in forms):
+        if len(word) >= 3 and not any(w in kept or w.rstrip("\\") in kept for w in forms) \
+                and not _straddles(word, kept):
             lost.append(word)
     return lost
+
+
+def _straddles(word: str, kept: str) -> bool:
+    """The word runs across the end of one field into the next (``<|invoke|>00)``: the call's name
+    ``00``, then ``)`` as content): both of its pieces are kept, each in its field."""
+    return any(word[:k] in kept.split("\n") and word[k:] in kept for k in range(1, len(word)))
 
 
 def stream(req: Request, chunks: list[str]) -> dict[str, Any]:
