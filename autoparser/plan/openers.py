@@ -75,7 +75,11 @@ def _opener(a: Analysis, names: tuple[str, ...], python: bool, tolerant: bool = 
         # a call that opens with its id (``call_1: CALL NAME``) starts there; after that head the
         # name needs no space after it to be a call
         start = call_head_source(head, names) if head else mk.tool_name(names)
-        return Opener(start + (r"\s*" + mk.pattern(after) if after.strip() else r"(?!\w)" if head else r"(?=\s)"))
+        if after.strip():
+            return Opener(start + r"\s*" + mk.pattern(after))
+        # arguments right after the name (``get_weather|location=Paris``): their first text follows it
+        lead = _items_lead(t.layout)
+        return Opener(start + (r"(?!\w)" if head else r"(?=" + mk.pattern(lead) + r"|\s)" if lead else r"(?=\s)"))
     if t.style == "tagged" and t.args == "literal" and t.literal is not None and names:
         # no marker at all (``get_weather(location='Paris')``): a tool's name and its opener
         return Opener(mk.tool_name(names) + r"\s*" + re.escape(t.literal.open))
@@ -117,6 +121,17 @@ def _layout_after_name(t: ToolFormat) -> str:
             nxt = pieces[i + 1] if i + 1 < len(pieces) else None
             return nxt.text if nxt is not None and nxt.kind == "lit" else ""
     return ""
+
+
+def _items_lead(lay: CallLayout) -> str:
+    """The text key/value items open with when they follow the call's name directly (``|`` of
+    ``NAME|K=V``; "" when a literal or another hole comes between, or nothing fixed opens them)."""
+    pieces, items = lay.pieces, lay.args.items
+    at = next((i for i, p in enumerate(pieces) if p.kind == "name"), -1)
+    if items is None or at < 0 or at + 1 >= len(pieces) or pieces[at + 1].kind != "args":
+        return ""
+    lead = items.open or items.item_pre
+    return lead if lead.strip() and not lead.strip()[0].isalnum() else ""
 
 
 def json_trigger(t: ToolFormat, names: tuple[str, ...], python: bool = False) -> str:
