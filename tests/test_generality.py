@@ -12,6 +12,8 @@ be accepted by the request's GBNF.
 * ``properties`` (``NAME.key=value``: the call's name written in each item);
 * ``latex`` (``{a \\} b}``: values framed by braces, the braces inside escaped: the frame is the
   codec's) and ``sql`` (an object in a string's quotes then more text: ``'{...}'::jsonb``);
+* ``pipe_line`` with no marker around the calls (``NAME|K=V`` lines): a call opens at a tool's name
+  followed by the items' first text;
 * ``nginx``, ``apache`` (an object item written in another frame than the others: ``KEY {`` ... ``}``
   with no ``;`` after it, ``<KEY>`` ... ``</KEY>``; ``Items.frames``);
 * ``properties`` (nested values as dotted paths) and the hand-written
@@ -37,7 +39,8 @@ from autoparser.values.codecs import Codec
 KEYS = ["logfmt-angle_role-numbered-blockquote-off", "logfmt-chatml-lines-none-on", "kdl-chatml-dashes-html_comment-on",
         "org-sharp-count-none-off", "latex-dbl-numbered-none-on", "sql-gemma-emoji-bot-off",
         "properties-sharp-hr-percent-on",   # (dotted path keys: NAME.filters.lang=en)
-        "nginx-chatml-dashes-percent-off", "apache-angle_role-hr-html_comment-on"]   # (objects in a frame of their own)
+        "nginx-chatml-dashes-percent-off", "apache-angle_role-hr-html_comment-on",   # (objects in a frame of their own)
+        "pipe_line-sharp-lines-html_comment-off"]   # (no marker: NAME|K=V lines open at a tool's name and "|")
 PARTIAL: dict[str, str] = {}
 INCOMING = Path(__file__).resolve().parent.parent / "templates" / "incoming"
 
