@@ -39,6 +39,7 @@ from autoparser.values.codecs import Codec
 KEYS = ["logfmt-angle_role-numbered-blockquote-off", "logfmt-chatml-lines-none-on", "kdl-chatml-dashes-html_comment-on",
         "org-sharp-count-none-off", "latex-dbl-numbered-none-on", "sql-gemma-emoji-bot-off",
         "properties-sharp-hr-percent-on",   # (dotted path keys: NAME.filters.lang=en)
+        "properties-dbl-begin_end-percent-off",   # (array elements as paths, each on its line: NAME.tags.1=b)
         "nginx-chatml-dashes-percent-off", "apache-angle_role-hr-html_comment-on",   # (objects in a frame of their own)
         "pipe_line-sharp-lines-html_comment-off"]   # (no marker: NAME|K=V lines open at a tool's name and "|")
 PARTIAL: dict[str, str] = {}

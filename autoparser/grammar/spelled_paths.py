@@ -90,7 +90,7 @@ def _array(sp: Speller, sub: Items, element: Any, name: str, follows: tuple[Foll
     kv = sp.exact_trail(sub.kv, sub.kv[:1].isspace())
 
     def body(r: str) -> str:
-        more = Follow(sub.sep + sub.item_pre, _join(index, kv, r))
+        more = Follow(sub.item_post + sub.sep + sub.item_pre, _join(index, kv, r))   # (as between items)
         return " | ".join(_unique(sp.then(element, name, (more, *follows), 0)))
     each = sp.b.recursive_rule(f"{name}-rep", body)
     return _join(literal(opener) if opener else "", index, kv, each)
