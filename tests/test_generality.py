@@ -14,6 +14,8 @@ be accepted by the request's GBNF.
   codec's) and ``sql`` (an object in a string's quotes then more text: ``'{...}'::jsonb``);
 * ``pipe_line`` with no marker around the calls (``NAME|K=V`` lines): a call opens at a tool's name
   followed by the items' first text;
+* ``email`` (a mail header's folded lines): a value that ends in a line break keeps it (``…⏎\t``
+  before the item's own ``⏎``: white space the codec writes for a character is the value's);
 * ``nginx``, ``apache`` (an object item written in another frame than the others: ``KEY {`` ... ``}``
   with no ``;`` after it, ``<KEY>`` ... ``</KEY>``; ``Items.frames``);
 * ``properties`` (nested values as dotted paths) and the hand-written
@@ -41,7 +43,8 @@ KEYS = ["logfmt-angle_role-numbered-blockquote-off", "logfmt-chatml-lines-none-o
         "properties-sharp-hr-percent-on",   # (dotted path keys: NAME.filters.lang=en)
         "properties-dbl-begin_end-percent-off",   # (array elements as paths, each on its line: NAME.tags.1=b)
         "nginx-chatml-dashes-percent-off", "apache-angle_role-hr-html_comment-on",   # (objects in a frame of their own)
-        "pipe_line-sharp-lines-html_comment-off"]   # (no marker: NAME|K=V lines open at a tool's name and "|")
+        "pipe_line-sharp-lines-html_comment-off",   # (no marker: NAME|K=V lines open at a tool's name and "|")
+        "email-pipe-dashes-html_comment-on"]   # (a folded value ending in a line break: "…⏎\t" then the item's "⏎")
 PARTIAL: dict[str, str] = {}
 INCOMING = Path(__file__).resolve().parent.parent / "templates" / "incoming"
 

@@ -184,12 +184,21 @@ def codec_string_rule(b: GbnfBuilder, codec: Codec, until: str = "", through: bo
         else:
             bare = _product_rule(b, codec, until, through, bare_items)
         return b.rule(f"codec-{codec.kind}-value", f"{quoted} | {bare}")
-    if codec.self_delimiting or not until or not all(codec.may_contain(c) for c in until):
+    if codec.self_delimiting or not until or not all(codec.may_contain(c) for c in until) \
+            or _written_through(codec, until):
         rule = _plain_rule(b, codec)
         return b.rule(f"{rule}-then", f"{rule} {literal(until)}") if through and until else rule
     if codec.kind == "raw":
         return b.string_until(until) if through else b.until(until)
     return _product_rule(b, codec, until, through)
+
+
+def _written_through(codec: Codec, until: str) -> bool:
+    """Whether the codec writes a character as `until` and more (a folded line break ``⏎\t`` before
+    the item's ``⏎``): such a value is not one that never holds `until`; it is any value, then `until`
+    (the grammar's ambiguity, as the reader's lookahead, tells them apart)."""
+    w = codec.encode(until[0])
+    return w != until[0] and len(w) > len(until) and w.startswith(until)
 
 
 def codec_const(codec: Codec, s: str) -> str:

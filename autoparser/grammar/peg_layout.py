@@ -408,7 +408,10 @@ class _Items:
         s_post = s.post if streaming else ""
         # (a word its codec delimits with no opener of its own, ``'a # b'``: nothing ends it inside)
         word = "(?>" + self.codec.regex_source() + ")?" if self.codec.self_delimiting and not self.codec.opener else ""
-        raw = self._value_rule(f"r_{j}", _rx(r"[ \t]*" + word + r"(?s:.*?)(?=" + self.raw_end(post, s_post) + ")"),
+        # (through the last white space the codec writes for a character, as the reader reads it)
+        kept = "|".join(regex.escape(w) for w in self.codec.white_words) if not (s_post + post).strip() else ""
+        kept = r"(?:\s*?(?:" + kept + "))*" if kept else ""
+        raw = self._value_rule(f"r_{j}", _rx(r"[ \t]*" + word + r"(?s:.*?)" + kept + "(?=" + self.raw_end(post, s_post) + ")"),
                                key, "raw", prop)
         own_post = bool((s_post + post).strip())
         openers = own_openers(v) if not types or types & {"object", "array"} else ()

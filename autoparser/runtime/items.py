@@ -79,6 +79,7 @@ class ItemsReader(Phases):
         self.key = ""
         self.phase = "start"
         self.string_codec = Codec.from_spec(self.values.string.codec)
+        self.ws_words = self.string_codec.white_words
         self.decoder: IncrementalDecoder | None = None
         self.scanner: JsonScanner | None = None
         self.value_start = 0
@@ -486,13 +487,28 @@ class ItemsReader(Phases):
             self._take(buf[pos:cut], final=False)
             self.scan = cut
             return "more", cut
-        self._take(buf[pos:m.start()], final=True)
+        end = m.start() if self.own_post else self._keep_encoded(pat, buf, m.start())
+        self._take(buf[pos:end], final=True)
         self._finish_value()
         if self.own_post:
             self.phase = "after"   # the value's closing text and the item's were the delimiter (or the
             return "next", m.end() if m.lastgroup in ("post", "drifted") else m.start()   # next item, without it)
         self.phase = "post"
         return "next", m.start()
+
+    def _keep_encoded(self, pat: regex.Pattern[str], buf: str, end: int) -> int:
+        """The value's end moved over the white space it ends with, through the last character the
+        codec encodes as white space (``a ⏎\t`` for ``"a \\n"``: a folded line break), as long as what ends
+        the value still follows (bounded by the white space run)."""
+        if not self.ws_words:
+            return end
+        best, i, stop = end, end, len(buf) - len(buf[end:].lstrip())
+        while i < stop:
+            w = next((w for w in self.ws_words if buf.startswith(w, i)), "")
+            if w and pat.match(buf, i + len(w)) is not None:
+                best = i + len(w)
+            i += len(w) or 1
+        return best
 
     def _sooner(self, pat: regex.Pattern[str], buf: str, m: regex.Match[str]) -> regex.Match[str]:
         """A partial match before the complete one `m` (the next item's path key, ``&filters[lang]=``,

@@ -146,6 +146,14 @@ class Codec:
         """Exactly what the template writes for the string `s`."""
         return self._impl.encode(s)
 
+    @property
+    def white_words(self) -> tuple[str, ...]:
+        """What the codec writes, all white space, for a white space character it does not write as
+        itself (a folded line break ``⏎\t``), longest first: at a value's end such text is the
+        value's, not padding before what ends it."""
+        words = {w for c in "\n\r\t " if (w := self.encode(c)) != c and w and not w.strip()}
+        return tuple(sorted(words, key=lambda w: (-len(w), w)))
+
     def decode_checked(self, text: str) -> tuple[str, bool]:
         """The string `text` encodes, and whether it was well formed. Never raises: an escape that
         does not decode stays as literal text, text after a self-delimiting value is kept as it is."""
