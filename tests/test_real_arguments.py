@@ -11,11 +11,16 @@
   {'x': True}}``, the first key single-quoted) is read as one and its arguments turned into JSON
   (``runtime/jsoncall.py`` ``JsonCallReader``; the engine's opener also takes single quotes,
   ``plan.Opener.loose``; a warning says so). Prose holding such a literal naming no tool stays text.
+* A template that writes string values as they are between quote characters (``city='Paris'``):
+  a value the model quotes with the other quote character (``city="Paris"``) is a string literal
+  in those quotes, a backslash escaping its quote, ending at its own closing quote
+  (``runtime/items.py``).
 
 Cases: vLLM ``test_granite4_tool_parser.py`` (JSON-encoded string arguments),
 ``test_qwen3coder_tool_parser.py`` (typed parameters); Dynamo parity fixtures (TOOLCALLING
 batch 5: truncation); SGLang ``test_function_call_parser.py`` (trailing commas); Python-literal
-objects: the Hermes / Mistral / Llama 3.2 outputs of the peers' tests written with Python quotes.
+objects: the Hermes / Mistral / Llama 3.2 outputs of the peers' tests written with Python quotes;
+ollama ``model/parsers/olmo3_test.go`` (double-quoted strings).
 """
 
 from __future__ import annotations
@@ -28,6 +33,11 @@ from real_cases import Case, check, ids, request
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "d", "parameters": {
     "type": "object", "properties": {"location": {"type": "string"}, "days": {"type": "integer"},
                                      "metric": {"type": "boolean"}, "tags": {"type": "array"}}}}}]
+
+OLMO3 = "vllm-tool_chat_template_olmo3.jinja"
+OLMO3_TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "d", "parameters": {
+    "type": "object", "properties": {"location": {"type": "string"}, "days": {"type": "integer"},
+                                     "metric": {"type": "boolean"}}}}}]
 
 CASES = [
     Case("fixture-trailing-comma", "hermes_json",
@@ -65,6 +75,18 @@ CASES = [
          content="", calls=[("get_weather", {"location": "Paris'"})]),
     Case("python-literal-in-prose", "meta-llama-Llama-3.2-3B-Instruct.jinja",
          "I think {'name': 'nothing'} is fine.", content="I think {'name': 'nothing'} is fine.", calls=[]),
+    # ollama model/parsers/olmo3_test.go: the template writes strings between single quotes as they are
+    # (``city='Paris'``), the model quotes them with double quotes, escaping its quote with a backslash
+    Case("ollama-olmo3#double-quotes", OLMO3,
+         'Let me check.<function_calls>get_weather(location="NYC")</function_calls>',
+         content="Let me check.", calls=[("get_weather", {"location": "NYC"})], tools=OLMO3_TOOLS),
+    Case("ollama-olmo3#double-quotes-typed", OLMO3,
+         '<function_calls>get_weather(location="San Francisco", days=3, metric=true)\n'
+         'get_weather(location="say \\"hi\\", it\'s me")</function_calls>',
+         content="", calls=[("get_weather", {"location": "San Francisco", "days": 3, "metric": True}),
+                            ("get_weather", {"location": 'say "hi", it\'s me'})], tools=OLMO3_TOOLS),
+    Case("ollama-olmo3#own-quotes", OLMO3, "<function_calls>get_weather(location='Paris, \"FR\"')</function_calls>",
+         content="", calls=[("get_weather", {"location": 'Paris, "FR"'})], tools=OLMO3_TOOLS),
 ]
 
 

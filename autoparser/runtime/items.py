@@ -95,6 +95,7 @@ class ItemsReader(Phases):
         self.word_flips: list[int] = []   # where the word goes in or out of a quote (absolute positions)
         self.own_value = False      # the value opens an own-syntax container (its items are not the next item)
         self.quoted_nested = False  # the quoted value just read was an array or object
+        self.other_quote = False    # the string being read is quoted with the other quote character
         it = items
         keyalt = "(?:" + "|".join(regex.escape(k) for k in sorted(self.keys, key=len, reverse=True)) + ")" \
             if self.keys else _GENERIC_KEY
@@ -313,6 +314,19 @@ class ItemsReader(Phases):
         delimits = codec.self_delimiting or codec.delimits_when_opened   # (a value quoted only when needed)
         opener = s.pre + (codec.quote if delimits else "")
         wants_string = not types or "string" in types
+        other = _OTHER_QUOTE.get(s.pre) if s.pre == s.post and not delimits else None
+        if other is not None and text.startswith(other):
+            # the template writes strings as they are between quote characters ('...'), the model quoted
+            # with the other one ("..."): a string literal in the quotes written, a backslash escaping its
+            # quote (the value ends at that quote, not at the template's)
+            self.decoder = Codec.from_spec(f"quoted({other},backslash,nl)").decoder()
+            self.streaming = wants_string and (types == {"string"} or not types)
+            self.parts = []
+            if self.streaming:
+                self.emit('"')
+            self.phase = "quoted"
+            self.other_quote = True
+            return "next", pos
         side_by_side = v.nested == "own" and v.array is not None and not (v.array.open + v.array.item_pre).strip() \
             and "array" in types and "string" not in types   # (``tags "a" "b"``: read whole, up to its end)
         if delimits and opener.strip() and not side_by_side:
@@ -580,6 +594,9 @@ class ItemsReader(Phases):
         written in the string's quotes, what the nested values' closing text adds: ``'...'::jsonb``)."""
         v, quote = self.values, self.string_codec.quote
         post = v.string.post
+        if self.other_quote:
+            self.other_quote = False
+            return self._expect("", buf, pos, final)   # (its own closing quote was read with it)
         if self.quoted_nested and quote and v.nested_pre == v.string.pre + quote and v.nested_post.startswith(quote):
             post = v.nested_post[len(quote):]
         return self._expect(post, buf, pos, final)
@@ -672,6 +689,8 @@ __all__ = ["ItemsReader", "lit_source"]
 
 
 _PAIRS = {")": "(", "]": "[", "}": "{"}
+#: a string's quote character and the other one, which models write as well
+_OTHER_QUOTE = {"'": '"', '"': "'"}
 
 
 def _word_codec(codec: Codec) -> bool:
