@@ -197,6 +197,8 @@ def _written_through(codec: Codec, until: str) -> bool:
     """Whether the codec writes a character as `until` and more (a folded line break ``⏎\t`` before
     the item's ``⏎``): such a value is not one that never holds `until`; it is any value, then `until`
     (the grammar's ambiguity, as the reader's lookahead, tells them apart)."""
+    if until.strip():
+        return False    # (only white space: a value ends at text it never holds, ``&`` before ``&amp;``)
     w = codec.encode(until[0])
     return w != until[0] and len(w) > len(until) and w.startswith(until)
 
