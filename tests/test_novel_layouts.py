@@ -7,7 +7,9 @@ whole, streamed as parsed, by the general mechanism that reads its family.
   ``\\endturn``): the call turn's own text starts at the marker, not after the shared ``\\``;
 * a fence's closing line that is also the start of the calls' fences (``~~~thinking`` …
   ``~~~`` for the reasoning, ``~~~NAME`` for a call): ``~~~get_weather`` opens a call, it does not
-  end a reasoning block.
+  end a reasoning block;
+* a reasoning opener of several lines, each a marker or a line the template writes
+  (``[thinking]⏎____⏎``): the opener is all of them, not its last line.
 """
 
 from __future__ import annotations
@@ -46,6 +48,10 @@ BACKSLASH_CALL = _template("\\\\", "\\\\endturn\n", "{{- content -}}" + CALLS +
 TILDE_FENCES = _template("<|", "<|end|>\n", "{%- if m.reasoning_content -%}{{- '~~~thinking\\n' ~ m.reasoning_content"
                          " ~ '\\n~~~\\n' -}}{%- endif -%}{{- content -}}" + CALLS +
                          "{{- '~~~' ~ fn.name ~ '\\n' ~ (fn.arguments | tojson) ~ '\\n~~~' -}}{%- endfor -%}")
+
+TWO_LINE_OPENER = _template("== ", "\\n\\n", "{%- if m.reasoning_content -%}{{- '[thinking]\\n____\\n' ~ m.reasoning_content"
+                            " ~ '\\n____\\n' -}}{%- endif -%}{{- content -}}" + CALLS +
+                            "{{- '[tool,' ~ fn.name ~ ']\\n----\\n' ~ (fn.arguments | tojson) ~ '\\n----' -}}{%- endfor -%}")
 
 
 def _read(source: str, text: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -88,3 +94,11 @@ def test_a_fence_closer_glued_to_a_word_opens_a_call() -> None:
     assert _calls(msg) == [("get_weather", {"city": "Paris"})]
     msg, _ = _read(TILDE_FENCES, '~~~thinking\nHmm.\n~~~\nIt rains.<|end|>\n')
     assert (msg["reasoning_content"], msg["content"]) == ("Hmm.", "It rains.")
+
+
+def test_a_reasoning_opener_of_two_lines() -> None:
+    reasoning = ChatTemplate.from_string(TWO_LINE_OPENER, name="novel").analysis.reasoning
+    assert (reasoning.start, reasoning.end) == ("[thinking]\n____\n", "\n____\n")
+    msg, _ = _read(TWO_LINE_OPENER, '[thinking]\n____\nRain?\n____\n[tool,get_weather]\n----\n{"city": "Oslo"}\n----\n\n')
+    assert msg["reasoning_content"] == "Rain?"
+    assert _calls(msg) == [("get_weather", {"city": "Oslo"})]

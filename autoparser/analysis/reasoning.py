@@ -125,7 +125,7 @@ def _find_start(full: str, r: int, prompt: str, base: str, gp: str, content_full
     if full.startswith(prompt):
         start = marker_run_before(before, len(prompt))
         if start.strip():
-            return start
+            return _marker_lines_before(before, len(prompt), start) + start
         # a marker the prompt began and the model ends (prompt "...assistant", turn "assistant/think")
         split = mk.spanning(full, len(prompt))
         if split is not None and split.end() <= r and not full[split.end():r].strip():
@@ -136,10 +136,22 @@ def _find_start(full: str, r: int, prompt: str, base: str, gp: str, content_full
         return start
     line = _last_line(before)
     if line.strip() and not mk.search(line):
-        return line
+        return _marker_lines_before(before, len(prompt) if full.startswith(prompt) else floor, line) + line
     line = _last_line(gp)
     if line.strip() and not mk.search(line) and line.strip() not in full:
         return line
+    return ""
+
+
+def _marker_lines_before(before: str, floor: int, run: str) -> str:
+    """The whole lines of markers between ``floor`` and the opener's run, when nothing else stands there:
+    an opener of several lines (``[thinking]⏎____⏎``) is one opener."""
+    lead = before[floor:len(before) - len(run)]
+    if not lead.strip() or not lead.endswith("\n"):
+        return ""
+    lines = lead.split("\n")
+    if all(not ln.strip() or marker_run_before(ln).strip() == ln.strip() for ln in lines):
+        return lead
     return ""
 
 
