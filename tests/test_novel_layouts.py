@@ -9,7 +9,10 @@ whole, streamed as parsed, by the general mechanism that reads its family.
   ``~~~`` for the reasoning, ``~~~NAME`` for a call): ``~~~get_weather`` opens a call, it does not
   end a reasoning block;
 * a reasoning opener of several lines, each a marker or a line the template writes
-  (``[thinking]⏎____⏎``): the opener is all of them, not its last line.
+  (``[thinking]⏎____⏎``): the opener is all of them, not its last line;
+* a reasoning opener of plain words ended by a line break (``(thinking) R⏎A``);
+* tagged values JSON-quoted (``<param name="k">"v"</param>``, ``tojson(indent=2)``): a string
+  argument is the string the literal spells, not the literal.
 """
 
 from __future__ import annotations
@@ -52,6 +55,16 @@ TILDE_FENCES = _template("<|", "<|end|>\n", "{%- if m.reasoning_content -%}{{- '
 TWO_LINE_OPENER = _template("== ", "\\n\\n", "{%- if m.reasoning_content -%}{{- '[thinking]\\n____\\n' ~ m.reasoning_content"
                             " ~ '\\n____\\n' -}}{%- endif -%}{{- content -}}" + CALLS +
                             "{{- '[tool,' ~ fn.name ~ ']\\n----\\n' ~ (fn.arguments | tojson) ~ '\\n----' -}}{%- endfor -%}")
+
+PAREN_LINE = ("{%- for m in messages -%}{{- (m.role | capitalize) ~ ': ' -}}"
+              "{%- if m.reasoning_content -%}{{- '(thinking) ' ~ m.reasoning_content ~ '\\n' -}}{%- endif -%}"
+              "{{- m.content or '' -}}{%- for tc in m.tool_calls or [] -%}"
+              "{{- '\\nTool call: ' ~ tc.function.name ~ ' ' ~ (tc.function.arguments | tojson) -}}{%- endfor -%}"
+              "{{- '\\n\\n' -}}{%- endfor -%}{%- if add_generation_prompt -%}{{- 'Assistant: ' -}}{%- endif -%}")
+QUOTED_PARAMS = _template("<|im_start|>", "<|im_end|>\\n", "{{- content -}}" + CALLS +
+                          "{{- '<function name=\"' ~ fn.name ~ '\">' -}}{%- for k, v in fn.arguments.items() -%}"
+                          "{{- '\\n<param name=\"' ~ k ~ '\">' ~ (v | tojson(indent=2)) ~ '</param>' -}}{%- endfor -%}"
+                          "{{- '\\n</function>' -}}{%- endfor -%}")
 
 
 def _read(source: str, text: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -102,3 +115,19 @@ def test_a_reasoning_opener_of_two_lines() -> None:
     msg, _ = _read(TWO_LINE_OPENER, '[thinking]\n____\nRain?\n____\n[tool,get_weather]\n----\n{"city": "Oslo"}\n----\n\n')
     assert msg["reasoning_content"] == "Rain?"
     assert _calls(msg) == [("get_weather", {"city": "Oslo"})]
+
+
+def test_a_reasoning_opener_of_words_ended_by_a_line_break() -> None:
+    reasoning = ChatTemplate.from_string(PAREN_LINE, name="novel").analysis.reasoning
+    assert (reasoning.start, reasoning.end) == ("(thinking) ", "\n")
+    msg, _ = _read(PAREN_LINE, "(thinking) Paris, surely.\nParis.\n\n")
+    assert (msg["reasoning_content"], msg["content"]) == ("Paris, surely.", "Paris.")
+
+
+def test_json_quoted_tagged_strings_are_the_strings_they_spell() -> None:
+    text = ('<function name="get_weather">\n<param name="city">"Paris, \\"FR\\""</param>\n'
+            '<param name="days">3</param>\n</function><|im_end|>\n')
+    msg, _ = _read(QUOTED_PARAMS, text)
+    assert _calls(msg) == [("get_weather", {"city": 'Paris, "FR"', "days": 3})]
+    req = ChatTemplate.from_string(QUOTED_PARAMS, name="novel").apply([{"role": "user", "content": "hi"}], tools=TOOLS)
+    assert json.loads(req.parse_strict(text).tool_calls[0].arguments) == {"city": 'Paris, "FR"', "days": 3}

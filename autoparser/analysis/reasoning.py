@@ -270,8 +270,9 @@ def analyze_reasoning(pr: Prober, source: str, content_start: str = "") -> Reaso
         a = after.find(N.ASSISTANT)
         end = _find_end(after[:a] if a >= 0 else after, a >= 0, content_start)
         start = _find_start(full, r, prompt, base, gp_on, content_full, a >= 0 and "\n" in end and not end.strip())
-        if not start.strip() and end.strip():
+        if not start.strip() and (end.strip() or (a >= 0 and "\n" in end)):
             # no marker before the needle: what the template writes there, if anything, opens the block
+            # (also one a line break ends: ``(thinking) R⏎A``)
             start = _written_opener(pr, full, r, scope, on_kw, len(base) if full.startswith(base) else 0)
         if not end.strip() and not (start.strip() and a >= 0 and "\n" in end):
             # a closer of whitespace only ends the block at its first line break or blank line (a label
