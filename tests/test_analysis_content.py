@@ -87,6 +87,9 @@ END_OF_TURN: dict[str, tuple[str, ...]] = {
     "xml_attr_args": ("<|im_end|>",),
     "xmlrpc_calls": ("[[/assistant]]",),
     "xml_child_args": ("[/assistant]",),
+    "name_after_args": ("[/]",),
+    "quoted_params": ("<|im_end|>",),
+    "asciidoc_blocks": ("<|end|>",),
 }
 # fixture -> the header that opens an assistant turn ("" when the generation prompt is empty)
 HEADER = {
@@ -138,6 +141,9 @@ HEADER = {
     "nix_attrs": '<turn role="assistant">',
     "xml_attr_args": "<|im_start|>assistant",
     "xmlrpc_calls": "[[assistant]]",
+    "name_after_args": "[assistant]",
+    "quoted_params": "<|im_start|>assistant",
+    "asciidoc_blocks": "",   # "== assistant": an AsciiDoc section title, prose to the analysis
     "xml_child_args": "[assistant]",
 }
 

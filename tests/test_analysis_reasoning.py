@@ -71,9 +71,11 @@ REASONING: dict[str, tuple[str, str, str, bool]] = {
     "xml_attr_args": ("tagged", "<scratch>", "</scratch>", False),
     "xmlrpc_calls": ("tagged", "[REASONING]", "[/REASONING]", False),
     "xml_child_args": ("tagged", "<reflect>", "</reflect>", False),
+    "quoted_params": ("tagged", "<think>", "</think>", False),
+    "asciidoc_blocks": ("tagged", "[thinking] ____", "____", False),   # an opener of two lines
 }
 NO_REASONING = ("chatml_plain", "hermes_json", "xml_params", "mistral_array", "llama3_json", "granite_list",
-                "gemma_plain", "pythonic_bare", "nix_attrs")
+                "gemma_plain", "pythonic_bare", "nix_attrs", "name_after_args")
 # fixture -> the key of the turn's JSON object that holds the reasoning (no marker frames it)
 IN_ENVELOPE = {"json_turn": "thought"}
 # fixture -> the kwargs that switch thinking off (README: "Toggle: enable_thinking=false ...")

@@ -159,6 +159,13 @@ FIXTURE_TOOLS: dict[str, dict[str, Any]] = {
     "xml_attr_args": {"style": "layout", "call": '<invoke tool="get_weather" id="call00001" location="Paris" days="3"/>'},
     "query_paths": {"style": "layout", "call": "<|request|>#call00001 /tools/get_weather?location=Paris&days=3<|/request|>"},
     "query_string_calls": {"style": "layout", "call": "<|call|>get_weather?location=Paris&days=3#call00001<|/call|>"},
+    # the name after the arguments; values JSON-quoted in tags (tojson(indent=2)); AsciiDoc listing blocks
+    "name_after_args": {"style": "layout", "call": '<call><arguments>{"location": "Paris", "days": 3}</arguments>'
+                                                   '<name>get_weather</name></call>'},
+    "quoted_params": {"style": "tagged", "section_start": "", "call_start+name_prefix": '<function name="',
+                      "name_suffix": '">', "call_close+call_end": "</function>", "tagged.prefix": '<param name="',
+                      "tagged.key_suffix": '">', "tagged.strings_json": True},
+    "asciidoc_blocks": {"style": "layout", "call": '[tool,get_weather] ---- {"location": "Paris", "days": 3} ----'},
     "xmlrpc_calls": {"style": "layout",
                      "call": "<methodCall><methodName>get_weather</methodName><params><param><value><struct>"
                              "<member><name>location</name><value><string>Paris</string></value></member>"
@@ -172,7 +179,7 @@ WITH_IDS = ("call_id_tagged", "mistral_args", "mistral_array",            # rend
 REFUSE_STRING_ARGS = ("xml_params", "call_id_tagged", "arg_key_value", "minimax_invoke", "yaml_args", "kwargs_pairs",
                       "edn_vector", "hcl_blocks", "ini_sections", "lua_call_sugar", "nix_attrs", "xml_attr_args",
                       "xmlrpc_calls", "csv_rows", "call_rows",
-                      "xml_child_args", "yaml_block_args", "query_paths", "query_string_calls")
+                      "xml_child_args", "yaml_block_args", "query_paths", "query_string_calls", "quoted_params")
 SINGLE_CALL = ("llama3_json",)
 
 
@@ -250,17 +257,20 @@ def test_fixture_markers_appear_in_order(name: str) -> None:
     text = tmpl.render([*USER, {"role": "assistant", "content": "", "tool_calls": [call]}], tools=turns.TOOLS)
     text = text[len(tmpl.render(USER, tools=turns.TOOLS)):]
     ident = [t.id_prefix, CALL_ID, t.id_suffix]
-    seq = [t.section_start, t.call_start, *(ident if t.id_position == "before_name" else []),
-           t.name_prefix, "get_weather", t.name_suffix, *(ident if t.id_position == "after_name" else [])]
+    head = [*(ident if t.id_position == "before_name" else []),
+            t.name_prefix, "get_weather", t.name_suffix, *(ident if t.id_position == "after_name" else [])]
     if t.tagged is not None:
-        seq += [t.tagged.prefix, "location", t.tagged.key_suffix, "Paris, France", t.tagged.value_end]
+        args = [t.tagged.prefix, "location", t.tagged.key_suffix, "Paris, France", t.tagged.value_end]
     else:
         value = "Paris, France"
         items = t.layout.args.items if t.layout is not None else None
         if value not in text and items is not None and items.values is not None:   # (percent-encoded)
             value = Codec.from_spec(items.values.string.codec).encode(value)
-        seq += ["location", value]
-    seq += [t.call_close, t.call_end, t.section_end]
+        args = ["location", value]
+    kinds = [p.kind for p in t.layout.pieces] if t.layout is not None else []
+    if "args" in kinds and kinds.index("args") < kinds.index("name"):   # the name after the arguments
+        head, args = args, ["get_weather"]
+    seq = [t.section_start, t.call_start, *head, *args, t.call_close, t.call_end, t.section_end]
     assert _ordered(text, seq) == [], text
 
 

@@ -21,7 +21,7 @@ from autoparser import ChatTemplate
 VOLATILE = ("digest", "template")
 NO_TOOLS = {"chatml_plain", "gemma_plain"}
 NO_REASONING = {"chatml_plain", "gemma_plain", "hermes_json", "xml_params", "mistral_array", "llama3_json",
-                "granite_list", "pythonic_bare", "nix_attrs"}
+                "granite_list", "pythonic_bare", "nix_attrs", "name_after_args"}
 SINGLE_CALL = {"llama3_json"}   # refuses more than one call per message
 # synthesized fixtures (tools/write_synth_fixtures.py) name their axes in their header; "-none" ends
 # the axes of those that render no reasoning

@@ -217,11 +217,12 @@ def test_novel_format_renders_every_harness_scenario(fmt: sn.Novel) -> None:
 
 # ---------------------------------------------------------------- templates/incoming
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
-# issue 21's hand-written encodings: the three still in templates/incoming and the eleven read whole
+# issue 21's hand-written encodings: the three still in templates/incoming and the fourteen read whole
 HANDWRITTEN = ("csv_rows", "edn_vector", "hcl_blocks", "ini_sections", "jsonrpc_batch", "lua_call_sugar", "nix_attrs",
-               "query_string_calls", "xml_attr_args", "xml_child_args", "xmlrpc_calls")
+               "query_string_calls", "xml_attr_args", "xml_child_args", "xmlrpc_calls",
+               "name_after_args", "quoted_params", "asciidoc_blocks")
 INCOMING = sorted([*(TEMPLATES / "incoming").glob("*.jinja"), *(TEMPLATES / f"{s}.jinja" for s in HANDWRITTEN)])
-NO_REASONING = ("nix_attrs", "yaml_call_list")
+NO_REASONING = ("nix_attrs", "yaml_call_list", "name_after_args")
 
 
 @pytest.mark.parametrize("path", INCOMING, ids=lambda p: p.stem)

@@ -49,6 +49,8 @@ KNOWN_FLAGGED: dict[tuple[str, str], str] = {
     "('Thought: ...\\nAction: g') cannot be told from reasoning text yet",
     **{(q, "tricky_args"): "its values are percent-encoded, a form this test's span finder does not "
        "locate (no argument found)" for q in ("query_paths", "query_string_calls")},
+    **{("name_after_args", s): "the name follows the arguments: this test's span finder looks for a call's "
+       "arguments after its name (no argument found)" for s in ("parallel", "content_tool", "tricky_args")},
     **{("call_rows", s): "a call is a run of rows that nothing closes: cut after a whole row (or at the line break "
        "before the next), the text is a whole call with fewer arguments" for s in
        ("parallel", "content_tool", "reasoning_tool", "tricky_args")},

@@ -125,7 +125,7 @@ def _find_start(full: str, r: int, prompt: str, base: str, gp: str, content_full
     if full.startswith(prompt):
         start = marker_run_before(before, len(prompt))
         if start.strip():
-            return start
+            return _marker_lines_before(before, len(prompt), start) + start
         # a marker the prompt began and the model ends (prompt "...assistant", turn "assistant/think")
         split = mk.spanning(full, len(prompt))
         if split is not None and split.end() <= r and not full[split.end():r].strip():
@@ -136,10 +136,22 @@ def _find_start(full: str, r: int, prompt: str, base: str, gp: str, content_full
         return start
     line = _last_line(before)
     if line.strip() and not mk.search(line):
-        return line
+        return _marker_lines_before(before, len(prompt) if full.startswith(prompt) else floor, line) + line
     line = _last_line(gp)
     if line.strip() and not mk.search(line) and line.strip() not in full:
         return line
+    return ""
+
+
+def _marker_lines_before(before: str, floor: int, run: str) -> str:
+    """The whole lines of markers between ``floor`` and the opener's run, when nothing else stands there:
+    an opener of several lines (``[thinking]⏎____⏎``) is one opener."""
+    lead = before[floor:len(before) - len(run)]
+    if not lead.strip() or not lead.endswith("\n"):
+        return ""
+    lines = lead.split("\n")
+    if all(not ln.strip() or marker_run_before(ln).strip() == ln.strip() for ln in lines):
+        return lead
     return ""
 
 
@@ -258,8 +270,9 @@ def analyze_reasoning(pr: Prober, source: str, content_start: str = "") -> Reaso
         a = after.find(N.ASSISTANT)
         end = _find_end(after[:a] if a >= 0 else after, a >= 0, content_start)
         start = _find_start(full, r, prompt, base, gp_on, content_full, a >= 0 and "\n" in end and not end.strip())
-        if not start.strip() and end.strip():
+        if not start.strip() and (end.strip() or (a >= 0 and "\n" in end)):
             # no marker before the needle: what the template writes there, if anything, opens the block
+            # (also one a line break ends: ``(thinking) R⏎A``)
             start = _written_opener(pr, full, r, scope, on_kw, len(base) if full.startswith(base) else 0)
         if not end.strip() and not (start.strip() and a >= 0 and "\n" in end):
             # a closer of whitespace only ends the block at its first line break or blank line (a label

@@ -289,6 +289,8 @@ def turn_base(turns: CallTurns) -> int:
     base = 0
     if turns.empty is not None:
         base = fix_prefix_end(one, common_prefix_len(turns.empty, one))
+        # nor inside a marker of the turn without a call (``\endturn`` shares its ``\`` with ``\toolcall{``)
+        base = min(base, fix_prefix_end(turns.empty, base))
         if _empty_section(one, turns.empty, base):
             # the turn with no call still writes an empty section (when content is empty:
             # "<｜tool▁calls▁begin｜><｜tool▁calls▁end｜>"): the text it shares with the call turn opens it

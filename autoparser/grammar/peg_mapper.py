@@ -516,7 +516,7 @@ class _Mapper(NodeVisitor):
             found = props.get(pair.key)
             prop: dict[str, Any] = found if isinstance(found, dict) else {}
             value = json.dumps(raw, ensure_ascii=False) if raw_string(prop, ta.strings_json) \
-                else typed_value(raw, prop)
+                else typed_value(raw, prop, ta.strings_json)
             out.append(f"{json.dumps(pair.key, ensure_ascii=False)}: {value}")
         return "{" + ", ".join(out) + "}"
 

@@ -145,6 +145,10 @@ def block_pattern(marker: str, opener: bool) -> str:
     if not marker.strip():
         breaks = marker.count("\n")
         return "\n" + r"[ \t]*\n" * (breaks - 1) if breaks and not opener else ""
+    core = marker.strip()
+    if not opener and marker.endswith("\n") and len(core) >= 3 and len(set(core)) == 1 and not core[0].isalnum():
+        # a fence's closing line (``~~~``, ``:::``) ends its line: ``~~~get_weather`` opens another fence
+        return line_anchor(marker, opener) + pattern(marker) + r"(?=[ \t]*(?:\n|\Z))"
     return line_anchor(marker, opener) + pattern(marker)
 
 

@@ -574,6 +574,16 @@ class Engine(MessageBuilder):
                 return
             if m.partial:
                 return
+        if self.msg.tool_calls and not self._in_section and self._t.content is not None:
+            # the turn's end marker after calls that no section holds (``\endturn`` after ``\call{...}``):
+            # the calls end here, even where a call's opener, loosely read, could begin with its first
+            # character
+            m = self._t.content.match(self.buf, i, partial=not final)
+            if m is not None and m.partial:
+                return   # (``<`` may begin ``<|im_end|>`` as well as a call)
+            if m is not None and (m.lastgroup or "").startswith("stop"):
+                self._leave_tools()
+                return
         reader = make_call_reader(self, t)
         if self.msg.tool_calls and not t.separator and self.buf[i] in _LOOSE_SEPARATORS:
             # a separator the template never shows ("; ", ","): skipped when another call follows it

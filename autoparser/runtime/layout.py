@@ -96,8 +96,10 @@ class LayoutCallReader(Phases, CallReader):
         self._held = []
 
     def _id_later(self) -> bool:
-        """The id comes after the current piece."""
-        return any(p.kind == "id" for p in self.layout.pieces[self.i + 1:]) and not self.call_id
+        """The id, or the name, comes after the current piece (``<arguments>A</arguments><name>N</name>``):
+        the call is announced once it is read, the arguments read before it are held back."""
+        later = {p.kind for p in self.layout.pieces[self.i + 1:]}
+        return ("id" in later and not self.call_id) or ("name" in later and not self.name)
 
     def _next_lit(self) -> regex.Pattern[str] | None:
         j = self.i + 1

@@ -361,7 +361,11 @@ class TaggedCallReader(_TaggedFrame):
             self._args('"')
             return
         raw = "".join(self.value_parts)
-        self._args(typed_value(raw, self._schema_for(self.key)))
+        self._args(typed_value(raw, self._schema_for(self.key), self._quoted))
+
+    @property
+    def _quoted(self) -> bool:
+        return self.fmt.tagged is not None and self.fmt.tagged.strings_json
 
     def _schema_for(self, key: str) -> dict[str, Any]:
         schema = self.engine.schema(self.name)
@@ -403,7 +407,7 @@ class TaggedCallReader(_TaggedFrame):
             if self.value_is_string:
                 self._args('"')
             else:
-                self._args(typed_value("".join(self.value_parts), self._schema_for(self.key)))
+                self._args(typed_value("".join(self.value_parts), self._schema_for(self.key), self._quoted))
             self._args("}")
         self._mark_truncated()
 

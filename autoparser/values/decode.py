@@ -12,6 +12,7 @@ parser (``autoparser.grammar.peg``): what a reader makes of an argument text onc
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Literal
 
 from .codecs import Codec
@@ -45,12 +46,16 @@ def args_text(raw: str, python: bool) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def typed_value(raw: str, schema: dict[str, Any]) -> str:
-    """A tagged value as JSON, typed by the argument's schema when there is one."""
+def typed_value(raw: str, schema: dict[str, Any], quoted: bool = False) -> str:
+    """A tagged value as JSON, typed by the argument's schema when there is one; ``quoted``: the
+    format writes its strings JSON-quoted (``<param name="k">"v"</param>``), so a string literal is
+    the string it spells."""
     text = raw
     types = schema.get("type")
     wanted = [types] if isinstance(types, str) else list(types or [])
     if wanted == ["string"]:
+        if quoted and _json_string(text.strip()) is not None:
+            return json.dumps(_json_string(text.strip()), ensure_ascii=False)
         return json.dumps(text, ensure_ascii=False)
     stripped = text.strip()
     candidates = [stripped]
@@ -72,6 +77,36 @@ def typed_value(raw: str, schema: dict[str, Any]) -> str:
             return json.dumps(value, ensure_ascii=False)
         return json.dumps(value, ensure_ascii=False)
     return json.dumps(text, ensure_ascii=False)
+
+
+_CUT_ESCAPE = re.compile(r'(?:\\u[0-9a-fA-F]{0,3}|\\)\Z')
+
+
+def _json_string(text: str) -> str | None:
+    """The string a JSON string literal spells, or None when ``text`` is not one; a literal cut short
+    (``"Paris, \\"F``: the output stopped inside it) spells what it holds so far."""
+    if not text or text[0] != '"':
+        return None
+    for cand in (text, None):
+        if cand is None:
+            body = text[1:]
+            while (m := _CUT_ESCAPE.search(body)) is not None and _odd_backslashes(body, m.start()):
+                body = body[:m.start()]
+            cand = '"' + body + '"'
+        try:
+            value = json.loads(cand)
+        except ValueError:
+            continue
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _odd_backslashes(text: str, at: int) -> bool:
+    """The backslash at ``text[at]`` starts an escape: an even number of backslashes precede it."""
+    n = 0
+    while at - n - 1 >= 0 and text[at - n - 1] == "\\":
+        n += 1
+    return n % 2 == 0
 
 
 def streams(values: Values, prop: Any) -> bool:
