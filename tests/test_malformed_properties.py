@@ -166,10 +166,13 @@ def subject(index: int) -> Subject:
     keys = [json.dumps(k) for k in _strings(d.get("envelope"))]
     raw = [*_strings(d["reasoning"]), *_strings(d["content"]), *_strings(d["tools"]), *a.end_of_turn,
            a.assistant_header, *req.stop, *stray, turns.BOS, turns.EOS, *keys]
-    pieces = sorted({p for s in raw for p in s.split()}, key=len, reverse=True)
+    # (and each tag of a piece of several: white space inserted between ``</string>`` and ``</value>``)
+    words = {p for s in raw for p in s.split()}
+    words |= {t for p in words for t in re.findall(r"<[^<>\s]+>", p) if t != p}
+    pieces = sorted(words, key=lambda p: (-len(p), p))   # (one order in every process)
     strip = re.compile("|".join(_piece_pattern(p) for p in pieces) or r"(?!x)x")
     tagged = {p for p in [*pieces, *closers] if any(ch in p for ch in "<>[]|｜")}
-    tags = re.compile("|".join(_piece_pattern(p) for p in sorted(tagged, key=len, reverse=True)) or r"(?!x)x")
+    tags = re.compile("|".join(_piece_pattern(p) for p in sorted(tagged, key=lambda p: (-len(p), p))) or r"(?!x)x")
     tool = next((c for c in CASES if c.path == case.path and c.scenario == "tool"), None)
     values = []
     for c in case.expected.get("tool_calls") or []:
