@@ -114,7 +114,12 @@ def _strings(x: Any) -> Iterator[str]:
 
 def _piece_pattern(piece: str) -> str:
     """A marker piece as a regex: digits stand for any index, ``\\x03`` for varying text, ``\\x04`` for
-    a tool name (``markers.NAME_WILDCARD``: ``</NAME>``), ``\\x05`` for header fields (``markers.HEADER``)."""
+    a tool name (``markers.NAME_WILDCARD``: ``</NAME>``), ``\\x05`` for header fields (``markers.HEADER``);
+    white space may come between a tag and what is next to it (``</string> </value>``, as the parser reads it)."""
+    return r"\s*".join(_piece_part(p) for p in re.split(r"(?<=>)(?=.)|(?<=.)(?=<)", piece))
+
+
+def _piece_part(piece: str) -> str:
     out = []
     for part in re.split(r"(\d+|\x03|\x04|\x05)", piece):
         if part == "\x04":
@@ -166,10 +171,7 @@ def subject(index: int) -> Subject:
     keys = [json.dumps(k) for k in _strings(d.get("envelope"))]
     raw = [*_strings(d["reasoning"]), *_strings(d["content"]), *_strings(d["tools"]), *a.end_of_turn,
            a.assistant_header, *req.stop, *stray, turns.BOS, turns.EOS, *keys]
-    # (and each tag of a piece of several: white space inserted between ``</string>`` and ``</value>``)
-    words = {p for s in raw for p in s.split()}
-    words |= {t for p in words for t in re.findall(r"<[^<>\s]+>", p) if t != p}
-    pieces = sorted(words, key=lambda p: (-len(p), p))   # (one order in every process)
+    pieces = sorted({p for s in raw for p in s.split()}, key=lambda p: (-len(p), p))   # (one order in every process)
     strip = re.compile("|".join(_piece_pattern(p) for p in pieces) or r"(?!x)x")
     tagged = {p for p in [*pieces, *closers] if any(ch in p for ch in "<>[]|｜")}
     tags = re.compile("|".join(_piece_pattern(p) for p in sorted(tagged, key=lambda p: (-len(p), p))) or r"(?!x)x")
