@@ -183,8 +183,9 @@ def subject(index: int) -> Subject:
                 if len(form) > 1 and form in case.text:
                     values.append(form)
                     break
-    return Subject(case, req, markers, closers, tuple(pieces), strip, tags, tool.text.strip() if tool else "",
-                   tuple(values))
+    # (sorted: the draws are the same in every process, whatever order the analysis lists markers in)
+    return Subject(case, req, tuple(sorted(markers)), tuple(sorted(closers)), tuple(pieces), strip, tags,
+                   tool.text.strip() if tool else "", tuple(values))
 
 
 def occurrences(text: str, needles: tuple[str, ...]) -> list[tuple[int, str]]:
