@@ -14,7 +14,7 @@ generated). What follows is the same as after any item (:class:`~.spelled.Follow
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from autoparser.values.spelling import Items, schema_types
 
@@ -22,8 +22,9 @@ from .gbnf import literal
 from .schema import _group, _unique
 from .spelled_base import Follow
 
-if TYPE_CHECKING:    # (only for the types: the calling module imports this one)
-    from .spelled import Speller
+# the calling :class:`~autoparser.grammar.spelled.Speller`, typed loosely: importing it would make an
+# import cycle (it calls this module)
+Speller = Any
 
 MAX_PATH_DEPTH = 4      # object levels printed as path items (deeper: the whole value only)
 
