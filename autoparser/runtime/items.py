@@ -16,6 +16,7 @@ from __future__ import annotations
 import bisect
 import json
 from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import regex
@@ -313,33 +314,20 @@ class ItemsReader(Phases):
         codec = self.string_codec
         delimits = codec.self_delimiting or codec.delimits_when_opened   # (a value quoted only when needed)
         opener = s.pre + (codec.quote if delimits else "")
-        wants_string = not types or "string" in types
         other = _OTHER_QUOTE.get(s.pre) if s.pre == s.post and not delimits else None
         if other is not None and text.startswith(other):
             # the template writes strings as they are between quote characters ('...'), the model quoted
             # with the other one ("..."): a string literal in the quotes written, a backslash escaping its
             # quote (the value ends at that quote, not at the template's)
-            self.decoder = Codec.from_spec(f"quoted({other},backslash,nl)").decoder()
-            self.streaming = wants_string and (types == {"string"} or not types)
-            self.parts = []
-            if self.streaming:
-                self.emit('"')
-            self.phase = "quoted"
             self.other_quote = True
-            return "next", pos
+            return self._open_quoted(Codec.from_spec(f"quoted({other},backslash,nl)"), types, pos)
         side_by_side = v.nested == "own" and v.array is not None and not (v.array.open + v.array.item_pre).strip() \
             and "array" in types and "string" not in types   # (``tags "a" "b"``: read whole, up to its end)
         if delimits and opener.strip() and not side_by_side:
             if not final and len(text) < len(opener) and opener.startswith(text):
                 return "more", pos
             if text.startswith(opener):
-                self.decoder = self.string_codec.decoder()
-                self.streaming = wants_string and (types == {"string"} or not types)
-                self.parts = []
-                if self.streaming:
-                    self.emit('"')
-                self.phase = "quoted"
-                return "next", pos + len(s.pre)
+                return self._open_quoted(self.string_codec, types, pos + len(s.pre))
         nested_open = v.nested_pre
         if not v.nested_codec and v.nested != "own" and (not types or types & {"object", "array"}):
             head = text[len(nested_open):len(nested_open) + 1] if text.startswith(nested_open) else ""
@@ -510,13 +498,25 @@ class ItemsReader(Phases):
         self.phase = "post"
         return "next", m.start()
 
+    def _open_quoted(self, codec: Codec, types: AbstractSet[str], at: int) -> tuple[str, int]:
+        """A string value `codec` delimits begins at ``at``; it streams as a JSON string when the schema
+        allows only strings (or says nothing)."""
+        self.decoder = codec.decoder()
+        self.streaming = not types or types == {"string"}
+        self.parts = []
+        if self.streaming:
+            self.emit('"')
+        self.phase = "quoted"
+        return "next", at
+
     def _keep_encoded(self, pat: regex.Pattern[str], buf: str, end: int) -> int:
         """The value's end moved over the white space it ends with, through the last character the
         codec encodes as white space (``a ⏎\t`` for ``"a \\n"``: a folded line break), as long as what ends
         the value still follows (bounded by the white space run)."""
         if not self.ws_words:
             return end
-        best, i, stop = end, end, len(buf) - len(buf[end:].lstrip())
+        white = _WHITE.match(buf, end)   # (no copy of the rest of the text: a hot path)
+        best, i, stop = end, end, white.end() if white is not None else end
         while i < stop:
             w = next((w for w in self.ws_words if buf.startswith(w, i)), "")
             if w and pat.match(buf, i + len(w)) is not None:
@@ -689,6 +689,7 @@ __all__ = ["ItemsReader", "lit_source"]
 
 
 _PAIRS = {")": "(", "]": "[", "}": "{"}
+_WHITE = regex.compile(r"\s*")
 #: a string's quote character and the other one, which models write as well
 _OTHER_QUOTE = {"'": '"', '"': "'"}
 

@@ -12,7 +12,6 @@ parser (``autoparser.grammar.peg``): what a reader makes of an argument text onc
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Literal
 
 from .codecs import Codec
@@ -54,8 +53,9 @@ def typed_value(raw: str, schema: dict[str, Any], quoted: bool = False) -> str:
     types = schema.get("type")
     wanted = [types] if isinstance(types, str) else list(types or [])
     if wanted == ["string"]:
-        if quoted and _json_string(text.strip()) is not None:
-            return json.dumps(_json_string(text.strip()), ensure_ascii=False)
+        spelled = _json_string(text.strip()) if quoted else None
+        if spelled is not None:
+            return json.dumps(spelled, ensure_ascii=False)
         return json.dumps(text, ensure_ascii=False)
     stripped = text.strip()
     candidates = [stripped]
@@ -79,34 +79,18 @@ def typed_value(raw: str, schema: dict[str, Any], quoted: bool = False) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-_CUT_ESCAPE = re.compile(r'(?:\\u[0-9a-fA-F]{0,3}|\\)\Z')
-
-
 def _json_string(text: str) -> str | None:
     """The string a JSON string literal spells, or None when ``text`` is not one; a literal cut short
-    (``"Paris, \\"F``: the output stopped inside it) spells what it holds so far."""
-    if not text or text[0] != '"':
+    (``"Paris, \\"F``: the output stopped inside it) spells what it holds so far (:func:`closed_json`)."""
+    if not text.startswith('"'):
         return None
-    for cand in (text, None):
-        if cand is None:
-            body = text[1:]
-            while (m := _CUT_ESCAPE.search(body)) is not None and _odd_backslashes(body, m.start()):
-                body = body[:m.start()]
-            cand = '"' + body + '"'
+    for cand in (text, closed_json(text)):
         try:
             value = json.loads(cand)
         except ValueError:
             continue
         return value if isinstance(value, str) else None
     return None
-
-
-def _odd_backslashes(text: str, at: int) -> bool:
-    """The backslash at ``text[at]`` starts an escape: an even number of backslashes precede it."""
-    n = 0
-    while at - n - 1 >= 0 and text[at - n - 1] == "\\":
-        n += 1
-    return n % 2 == 0
 
 
 def streams(values: Values, prop: Any) -> bool:
